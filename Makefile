@@ -1,0 +1,45 @@
+# Two entry points for a fresh machine (see README, Quickstart):
+#   make demo   create .venv, install, run `python -m morphaug.demo`
+#   make test   create .venv, install, build the native kernels, run the test suite
+# MORPHAUG_CUDA=0 skips the CUDA compile while iterating locally.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+EXTRAS ?= test,demo,bench,monai,torchvision,kornia
+PYTEST_ARGS ?=
+
+ifneq ($(wildcard /usr/local/cuda),)
+export CUDA_HOME ?= /usr/local/cuda
+endif
+
+NATIVE_SOURCES := $(shell find csrc -type f 2>/dev/null) $(wildcard setup.py)
+
+.PHONY: install demo test bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Re-run whenever pyproject.toml, setup.py or a source under csrc/ changes: the
+# editable install rebuilds the native extension.
+$(VENV)/.installed: $(PY) pyproject.toml $(NATIVE_SOURCES)
+	$(PIP) install torch==2.14.1 torchvision==0.29.1
+	$(PIP) install "setuptools>=64" wheel ninja
+	$(PIP) install --no-build-isolation -e ".[$(EXTRAS)]"
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(PY) -m morphaug.demo
+
+test: install
+	$(PY) -c "import morphaug; morphaug.backend_info()"
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf build $(VENV) morphaug/_C*.so *.egg-info

@@ -1,0 +1,76 @@
+"""scipy.ndimage's morphology and distance transforms on batched tensors.
+
+Every function has SciPy's name, arguments, defaults and semantics (SciPy
+1.17), applied to each ``(b, c)`` slice of an input of shape
+``(B, C, *spatial)`` with any number of spatial axes, on the input's device.
+
+Conventions shared by all functions
+-----------------------------------
+Batching
+    ``input`` is ``(B, C, *spatial)``; every ``(b, c)`` slice is processed as
+    SciPy would process that slice alone. ``axes`` (keyword) indexes the
+    *spatial* axes, ``0 .. S-1`` (negative values count from the end).
+Structuring elements
+    ``structure``, ``footprint`` (and ``structure1``/``structure2``) have
+    ``len(axes)`` trailing dimensions and are shared ``(*k)``, per sample
+    ``(B, *k)`` or per sample and channel ``(B, C, *k)``: the rank difference
+    decides. Tensors, NumPy arrays and nested lists are accepted. A CPU
+    element is read on the host to skip its false positions; an element on
+    an accelerator is never read back (no host sync).
+Outputs
+    Binary ops return ``torch.bool``; grey ops the input dtype; CDT
+    ``int32``; EDT/BF distances ``float32`` (``float64`` when a float64
+    ``distances=`` is given); indices ``int32`` of shape ``(S, B, C, *spatial)``.
+    ``output=`` (a tensor of the input's shape and device, or a dtype),
+    ``distances=`` and ``indices=`` behave as in SciPy. Inputs are never
+    modified.
+Border modes
+    ``reflect`` (``dcba|abcd|dcba``), ``mirror`` (``dcb|abcd|cba``),
+    ``nearest``, ``wrap`` and ``constant`` (``cval`` cast to the input
+    dtype), plus SciPy's ``grid-*`` aliases.
+"""
+
+from ._binary import (
+    binary_closing,
+    binary_dilation,
+    binary_erosion,
+    binary_fill_holes,
+    binary_hit_or_miss,
+    binary_opening,
+    binary_propagation,
+)
+from ._distance import distance_transform_bf, distance_transform_cdt, distance_transform_edt
+from ._grey import (
+    black_tophat,
+    grey_closing,
+    grey_dilation,
+    grey_erosion,
+    grey_opening,
+    morphological_gradient,
+    morphological_laplace,
+    white_tophat,
+)
+from ._structure import generate_binary_structure, iterate_structure
+
+__all__ = [
+    "binary_erosion",
+    "binary_dilation",
+    "binary_opening",
+    "binary_closing",
+    "binary_hit_or_miss",
+    "binary_propagation",
+    "binary_fill_holes",
+    "grey_erosion",
+    "grey_dilation",
+    "grey_opening",
+    "grey_closing",
+    "morphological_gradient",
+    "morphological_laplace",
+    "white_tophat",
+    "black_tophat",
+    "distance_transform_edt",
+    "distance_transform_cdt",
+    "distance_transform_bf",
+    "generate_binary_structure",
+    "iterate_structure",
+]

@@ -1,0 +1,299 @@
+"""Argument normalisation shared by every ``morphaug.ndimage`` function.
+
+SciPy's public functions normalise their arguments in ``_ni_support`` and then
+call a private worker; this module plays that role for batched tensors.
+
+Conventions (see ``morphaug.ndimage`` module docstring):
+
+* ``input`` is a tensor ``(B, C, *spatial)`` with at least one spatial axis.
+* ``axes`` index the *spatial* axes (``0 .. S-1``, negatives from the end),
+  exactly as SciPy's ``axes`` index the axes of one ``(b, c)`` slice.
+* A structuring element (``structure``, ``footprint``, ``mask`` of elements)
+  has ``len(axes)`` trailing dimensions and is shared ``(*k)``, per sample
+  ``(B, *k)`` or per sample and channel ``(B, C, *k)``: the rank difference
+  decides. It is returned as a ``(B|1, C|1, *k)`` tensor on the input's device.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import torch
+
+__all__ = [
+    "MODES",
+    "check_input",
+    "normalize_axes",
+    "normalize_sequence",
+    "normalize_mode",
+    "normalize_modes",
+    "normalize_origin",
+    "validate_origin",
+    "normalize_element",
+    "normalize_iterations",
+    "normalize_mask",
+    "check_output",
+    "finish_output",
+    "spatial_rank",
+]
+
+#: SciPy border modes and the canonical name each one maps to for filters.
+MODES = {
+    "reflect": "reflect",
+    "grid-mirror": "reflect",
+    "mirror": "mirror",
+    "nearest": "nearest",
+    "wrap": "wrap",
+    "grid-wrap": "wrap",
+    "constant": "constant",
+    "grid-constant": "constant",
+}
+
+_SUPPORTED_DTYPES = (
+    torch.bool,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+)
+
+
+def check_input(input, name: str = "input") -> torch.Tensor:
+    """Check that ``input`` is a real ``(B, C, *spatial)`` tensor."""
+    if not isinstance(input, torch.Tensor):
+        raise TypeError(
+            f"{name} must be a torch.Tensor of shape (B, C, *spatial), "
+            f"got {type(input).__name__}"
+        )
+    if input.is_complex():
+        raise TypeError(f"{name} must be real, got complex dtype {input.dtype}")
+    if input.dtype not in _SUPPORTED_DTYPES:
+        raise TypeError(
+            f"{name} has unsupported dtype {input.dtype}; supported: "
+            + ", ".join(str(d).replace("torch.", "") for d in _SUPPORTED_DTYPES)
+        )
+    if input.ndim < 3:
+        raise ValueError(
+            f"{name} must have shape (B, C, *spatial) with at least one spatial "
+            f"axis, got a {input.ndim}-D tensor of shape {tuple(input.shape)}"
+        )
+    return input
+
+
+def spatial_rank(input: torch.Tensor) -> int:
+    return input.ndim - 2
+
+
+def normalize_axes(axes, rank: int) -> tuple[int, ...]:
+    """Spatial axes as a tuple of non-negative ints (SciPy's ``_check_axes``)."""
+    if axes is None:
+        return tuple(range(rank))
+    if isinstance(axes, (numbers.Integral, np.integer)) and not isinstance(axes, bool):
+        axes = (axes,)
+    if isinstance(axes, torch.Tensor):
+        axes = axes.tolist()
+    if not isinstance(axes, Iterable) or isinstance(axes, str):
+        raise TypeError(f"axes must be an int, a sequence of ints or None, got {axes!r}")
+    result = []
+    for ax in axes:
+        try:
+            ax = operator.index(ax)
+        except TypeError:
+            raise TypeError(f"axes must contain ints, got {ax!r}") from None
+        if not -rank <= ax < rank:
+            raise ValueError(
+                f"axes: axis {ax} is out of range for {rank} spatial axes "
+                "(axes index the spatial axes of (B, C, *spatial))"
+            )
+        result.append(ax % rank)
+    if len(set(result)) != len(result):
+        raise ValueError(f"axes must be unique, got {tuple(axes)!r}")
+    if not result:
+        raise ValueError("axes must name at least one spatial axis")
+    return tuple(result)
+
+
+def normalize_sequence(value, n: int, name: str) -> list:
+    """A scalar repeated ``n`` times, or a sequence checked to have length ``n``."""
+    if isinstance(value, torch.Tensor):
+        value = value.tolist() if value.ndim else value.item()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, str) and isinstance(value, Iterable):
+        value = list(value)
+        if len(value) != n:
+            raise ValueError(
+                f"{name} must be a scalar or a sequence of length {n} "
+                f"(one per axis), got length {len(value)}"
+            )
+        return value
+    return [value] * n
+
+
+def normalize_mode(mode) -> str:
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
+    return MODES[mode]
+
+
+def normalize_modes(mode, n: int) -> list[str]:
+    """One canonical mode per axis (a sequence of modes is allowed)."""
+    return [normalize_mode(m) for m in normalize_sequence(mode, n, "mode")]
+
+
+def normalize_origin(origin, n: int, name: str = "origin") -> list[int]:
+    values = normalize_sequence(origin, n, name)
+    result = []
+    for value in values:
+        try:
+            result.append(operator.index(value))
+        except TypeError:
+            raise TypeError(f"{name} must contain ints, got {value!r}") from None
+    return result
+
+
+def validate_origin(origin: Sequence[int], shape: Sequence[int], name: str = "origin"):
+    """SciPy's rule: ``-(k // 2) <= origin <= (k - 1) // 2`` on every axis."""
+    for o, k in zip(origin, shape):
+        if o < -(k // 2) or o > (k - 1) // 2:
+            raise ValueError(
+                f"{name} {tuple(origin)} is out of range for an element of shape "
+                f"{tuple(shape)}: each origin must lie in [-(k // 2), (k - 1) // 2]"
+            )
+
+
+def normalize_iterations(iterations) -> int:
+    if isinstance(iterations, bool):
+        raise TypeError(f"iterations must be an int, got {iterations!r}")
+    try:
+        return operator.index(iterations)
+    except TypeError:
+        raise TypeError(f"iterations must be an int, got {iterations!r}") from None
+
+
+def _as_tensor(value, name: str, device: torch.device) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        tensor = value
+    else:
+        try:
+            tensor = torch.as_tensor(np.asarray(value))
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise TypeError(f"{name} must be array-like, got {type(value).__name__}") from error
+    if tensor.is_complex():
+        raise TypeError(f"{name} must be real, got complex dtype {tensor.dtype}")
+    return tensor.to(device)
+
+
+def normalize_element(element, input: torch.Tensor, n_axes: int, name: str,
+                      dtype: torch.dtype) -> torch.Tensor:
+    """A structuring element as a ``(B|1, C|1, *k)`` tensor on ``input.device``.
+
+    ``element`` has ``n_axes`` trailing dimensions and 0, 1 or 2 leading ones:
+    shared ``(*k)``, per sample ``(B, *k)``, per sample and channel ``(B, C, *k)``.
+    """
+    tensor = _as_tensor(element, name, input.device)
+    extra = tensor.ndim - n_axes
+    batch, channels = input.shape[0], input.shape[1]
+    if extra not in (0, 1, 2):
+        raise ValueError(
+            f"{name} must have {n_axes} dimensions (shared), {n_axes + 1} "
+            f"(per sample, (B, *k)) or {n_axes + 2} (per sample and channel, "
+            f"(B, C, *k)) for {n_axes} filtered axes; got shape {tuple(tensor.shape)}"
+        )
+    if extra >= 1 and tensor.shape[0] != batch:
+        raise ValueError(
+            f"{name} of shape {tuple(tensor.shape)} is per sample but its first "
+            f"dimension {tensor.shape[0]} does not match the batch size {batch}"
+        )
+    if extra == 2 and tensor.shape[1] != channels:
+        raise ValueError(
+            f"{name} of shape {tuple(tensor.shape)} is per sample and channel but "
+            f"its second dimension {tensor.shape[1]} does not match the {channels} channels"
+        )
+    if any(k < 1 for k in tensor.shape[extra:]):
+        raise ValueError(f"{name} must not be empty, got shape {tuple(tensor.shape)}")
+    if dtype == torch.bool:
+        tensor = tensor != 0
+    else:
+        if tensor.dtype.is_floating_point and torch.isnan(tensor).any():
+            raise ValueError(f"{name} must not contain NaN")
+        tensor = tensor.to(dtype)
+    if extra == 0:
+        tensor = tensor[None, None]
+    elif extra == 1:
+        tensor = tensor[:, None]
+    return tensor
+
+
+def normalize_mask(mask, input: torch.Tensor, name: str = "mask") -> torch.Tensor | None:
+    """A boolean mask broadcastable to ``input`` (same shape, or ``(*spatial)``)."""
+    if mask is None:
+        return None
+    tensor = _as_tensor(mask, name, input.device)
+    if tuple(tensor.shape) == tuple(input.shape):
+        return tensor != 0
+    if tuple(tensor.shape) == tuple(input.shape[2:]):
+        return (tensor != 0).expand(input.shape)
+    raise ValueError(
+        f"{name} must have the input's shape {tuple(input.shape)} or its spatial "
+        f"shape {tuple(input.shape[2:])}, got {tuple(tensor.shape)}"
+    )
+
+
+def check_output(output, input: torch.Tensor, name: str = "output",
+                 dtypes: Sequence[torch.dtype] | None = None):
+    """Validate ``output``: ``None``, a ``torch.dtype`` or a pre-allocated tensor.
+
+    As in SciPy, a dtype asks for a new result of that dtype and a tensor of
+    the input's shape (and device) receives the result. ``dtypes`` restricts
+    the accepted dtypes (default: any real dtype).
+    """
+    if output is None:
+        return None
+    if isinstance(output, torch.dtype):
+        if output.is_complex or output not in _SUPPORTED_DTYPES:
+            raise TypeError(f"{name} dtype {output} is not supported")
+        if dtypes is not None and output not in dtypes:
+            raise TypeError(
+                f"{name} must have dtype " + " or ".join(str(d) for d in dtypes)
+                + f", got {output}"
+            )
+        return output
+    if not isinstance(output, torch.Tensor):
+        raise TypeError(
+            f"{name} must be None, a torch.dtype or a torch.Tensor, got {type(output).__name__}"
+        )
+    if tuple(output.shape) != tuple(input.shape):
+        raise ValueError(
+            f"{name} has shape {tuple(output.shape)}, expected the input's shape "
+            f"{tuple(input.shape)}"
+        )
+    if output.device != input.device:
+        raise ValueError(f"{name} is on {output.device}, expected the input's device {input.device}")
+    if output.is_complex():
+        raise TypeError(f"{name} must be real, got complex dtype {output.dtype}")
+    if dtypes is not None and output.dtype not in dtypes:
+        raise TypeError(
+            f"{name} must have dtype "
+            + " or ".join(str(d) for d in dtypes)
+            + f", got {output.dtype}"
+        )
+    return output
+
+
+def finish_output(result: torch.Tensor, output) -> torch.Tensor:
+    """Return ``result``, cast to a requested dtype or copied into ``output``."""
+    if output is None:
+        return result
+    if isinstance(output, torch.dtype):
+        return result.to(output)
+    output.copy_(result)
+    return output

@@ -1,0 +1,109 @@
+"""SciPy border modes and shifted views: the torch backend's building blocks.
+
+Every neighbourhood op of the torch backend pads the input once with SciPy's
+border rule and then combines shifted views of the padded tensor, one element
+offset at a time, so peak extra memory is O(input) whatever the element size
+(no ``unfold`` copy that grows with the element).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+
+import torch
+
+__all__ = ["border_indices", "pad", "shifted", "element_offsets", "cast_cval"]
+
+
+def border_indices(n: int, before: int, after: int, mode: str,
+                   device: torch.device) -> torch.Tensor:
+    """Source index of each padded position along one axis of length ``n``.
+
+    Modes are canonical SciPy names (see ``_normalize.MODES``); for
+    ``"constant"`` out-of-range positions get index ``-1``.
+    """
+    index = torch.arange(-before, n + after, device=device)
+    if mode == "nearest":
+        return index.clamp(0, n - 1)
+    if mode == "wrap":
+        return index.remainder(n)
+    if mode == "reflect":  # d c b a | a b c d | d c b a
+        folded = index.remainder(2 * n)
+        return torch.where(folded < n, folded, 2 * n - 1 - folded)
+    if mode == "mirror":  # d c b | a b c d | c b a
+        if n == 1:
+            return torch.zeros_like(index)
+        folded = index.remainder(2 * n - 2)
+        return torch.where(folded < n, folded, 2 * n - 2 - folded)
+    if mode == "constant":
+        return torch.where((index >= 0) & (index < n), index, -1)
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def cast_cval(cval, dtype: torch.dtype):
+    """``cval`` as a Python scalar of ``dtype``'s kind (SciPy casts it likewise)."""
+    if isinstance(cval, bool) or dtype == torch.bool:
+        return bool(cval)
+    try:
+        value = float(cval)
+    except (TypeError, ValueError):
+        raise TypeError(f"cval must be a real scalar, got {cval!r}") from None
+    if dtype.is_floating_point:
+        return value
+    info = torch.iinfo(dtype)
+    if value != value or not info.min <= value <= info.max:
+        raise ValueError(f"cval={cval!r} is not representable in the input dtype {dtype}")
+    return int(value)
+
+
+def pad(x: torch.Tensor, axes: Sequence[int], pads: Sequence[tuple[int, int]],
+        modes: Sequence[str], cval=0.0) -> torch.Tensor:
+    """Pad spatial ``axes`` of ``x (B, C, *spatial)`` by ``pads[i] = (before, after)``.
+
+    ``modes[i]`` is the canonical SciPy mode of ``axes[i]``; ``cval`` fills the
+    ``"constant"`` borders (cast to ``x.dtype``).
+    """
+    for axis, (before, after), mode in zip(axes, pads, modes):
+        if before == 0 and after == 0:
+            continue
+        dim = axis + 2
+        n = x.shape[dim]
+        if mode == "constant":
+            shape = list(x.shape)
+            fill = cast_cval(cval, x.dtype)
+            shape[dim] = before
+            head = x.new_full(shape, fill)
+            shape[dim] = after
+            tail = x.new_full(shape, fill)
+            x = torch.cat([head, x, tail], dim=dim)
+        else:
+            x = x.index_select(dim, border_indices(n, before, after, mode, x.device))
+    return x
+
+
+def shifted(padded: torch.Tensor, axes: Sequence[int], offset: Sequence[int],
+            shape: Sequence[int]) -> torch.Tensor:
+    """The view ``padded[..., offset[i] : offset[i] + shape[axes[i]], ...]``."""
+    view = padded
+    for axis, start in zip(axes, offset):
+        dim = axis + 2
+        view = view.narrow(dim, start, shape[dim])
+    return view
+
+
+def element_offsets(element: torch.Tensor) -> Iterator[tuple[int, ...]]:
+    """Offsets (positions in ``element (B|1, C|1, *k)``) that any sample uses.
+
+    A CPU element is inspected on the host, so only its true positions are
+    visited; an element on an accelerator is never read back (that would be a
+    host sync): every position of its box is visited and the caller masks.
+    """
+    kernel_shape = tuple(element.shape[2:])
+    if element.device.type == "cpu":
+        used = element.reshape(-1, *kernel_shape) != 0
+        used = used.any(dim=0)
+        for position in used.nonzero().tolist():
+            yield tuple(position)
+    else:
+        yield from itertools.product(*(range(k) for k in kernel_shape))

@@ -1,0 +1,86 @@
+"""Shared fixtures and the SciPy parity helper.
+
+``assert_matches_scipy`` runs a SciPy function on every ``(b, c)`` slice of a
+batched input and compares with morphaug's batched result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda: needs a CUDA device")
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="no CUDA device")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """Every available device: cpu, plus cuda when present."""
+    return torch.device(request.param)
+
+
+def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    """A tensor as NumPy; bfloat16/float16 go through float32 (SciPy has neither)."""
+    tensor = tensor.detach().cpu()
+    if tensor.dtype in (torch.bfloat16, torch.float16):
+        tensor = tensor.float()
+    return tensor.numpy()
+
+
+def slice_element(element, b: int, c: int, n_axes: int):
+    """The structuring element of slice (b, c): shared, (B, *k) or (B, C, *k)."""
+    if element is None:
+        return None
+    array = element.detach().cpu().numpy() if isinstance(element, torch.Tensor) else np.asarray(element)
+    extra = array.ndim - n_axes
+    if extra == 0:
+        return array
+    if extra == 1:
+        return array[b]
+    return array[b, c]
+
+
+def assert_close_to_reference(actual, expected, *, exact: bool, atol=1e-6, rtol=0.0, where=""):
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"{where}: shape {actual.shape} != {expected.shape}"
+    if exact:
+        if not np.array_equal(actual, expected, equal_nan=True):
+            bad = np.argwhere(actual != expected)
+            raise AssertionError(
+                f"{where}: {len(bad)} elements differ, first at {bad[:5].tolist()}: "
+                f"{actual[tuple(bad[0])]} != {expected[tuple(bad[0])]}"
+            )
+    else:
+        np.testing.assert_allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True, err_msg=where)
+
+
+def assert_matches_scipy(result: torch.Tensor, input: torch.Tensor, scipy_fn, *, exact: bool,
+                         atol=1e-6, rtol=0.0, per_slice_kwargs=None, **kwargs):
+    """Compare ``result (B, C, ...)`` with ``scipy_fn(input[b, c], **kwargs)`` slice by slice.
+
+    ``per_slice_kwargs(b, c)`` returns extra keyword arguments for one slice
+    (per-sample structuring elements, masks, ...).
+    """
+    assert result.shape[:2] == input.shape[:2]
+    got = to_numpy(result)
+    source = to_numpy(input)
+    for b in range(input.shape[0]):
+        for c in range(input.shape[1]):
+            extra = per_slice_kwargs(b, c) if per_slice_kwargs else {}
+            expected = scipy_fn(source[b, c], **kwargs, **extra)
+            assert_close_to_reference(got[b, c], expected, exact=exact, atol=atol, rtol=rtol,
+                                      where=f"slice (b={b}, c={c})")

@@ -1,0 +1,26 @@
+"""Smoke test: every benchmark suite runs end to end on tiny sizes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot"])
+def test_suite_runs_quick(suite):
+    if not (ROOT / "benchmarks" / f"bench_{suite}.py").exists():
+        pytest.skip(f"benchmarks/bench_{suite}.py not written yet")
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--suite", suite, "--device", "cpu",
+         "--quick", "--no-write"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr
+    table = [line for line in completed.stdout.splitlines() if line.startswith("| ")]
+    assert len(table) >= 3, completed.stdout  # header, separator, at least one row
+    assert "nan" not in "\n".join(table[2:]).lower()
