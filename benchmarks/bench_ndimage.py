@@ -1,0 +1,198 @@
+"""morphaug.ndimage against a per-sample scipy.ndimage loop, Kornia, MONAI and edt.
+
+Each case times morphaug on the whole batch and then every tool a user would
+use instead, side by side in this process:
+
+* ``scipy.ndimage loop``: one call per ``(b, c)`` slice on NumPy copies. On
+  CUDA its time includes copying the batch to the host and the result back
+  (the round trip a user pays); on CPU the copies are free views.
+* ``kornia.morphology`` (2-D grey cases, flat footprints) and MONAI's
+  ``utils_morphological_ops.erode/dilate`` (binary cube cases): run on the
+  batch's device; when not installed their rows are left out and the SciPy
+  row's note says so.
+* ``edt`` (seung-lab) for the Euclidean distance transform, a per-sample loop.
+
+Every row notes the max absolute difference against SciPy's result. Times are
+the median of 3 calls after a warm-up call, or of 1 call when the warm-up took
+over 2 s or with ``--quick`` (tiny sizes, a smoke test; its times are noise).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import morphaug.ndimage as mnd
+from morphaug import footprints
+from _timing import Row, synchronize, timeit
+
+SCIPY = "scipy.ndimage loop"
+
+
+def _measure(fn: Callable, device: torch.device, quick: bool):
+    """``(result of the first call, median seconds)``; the first call is the warm-up."""
+    start = time.perf_counter()
+    result = fn()
+    synchronize(device)
+    first = time.perf_counter() - start
+    repeat = 1 if quick or first > 2.0 else 3
+    return result, timeit(fn, device, repeat=repeat, warmup=0)
+
+
+def _numpy(x) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def _max_diff(result, expected: np.ndarray) -> float:
+    a = _numpy(result).astype(np.float64)
+    return float(np.abs(a - expected.astype(np.float64)).max()) if a.size else 0.0
+
+
+def _scipy_loop(fn: Callable, x: torch.Tensor) -> Callable:
+    """A per-slice SciPy loop, with the device round trip when ``x`` is not on the host."""
+    def run():
+        source = x.cpu().numpy()
+        out = np.stack([np.stack([fn(source[b, c]) for c in range(source.shape[1])])
+                        for b in range(source.shape[0])])
+        return torch.from_numpy(out).to(x.device)
+    return run
+
+
+def _smooth_blobs(shape, generator: torch.Generator, device) -> torch.Tensor:
+    """Smooth random blobs with enclosed holes: thresholded box-filtered noise, bool."""
+    noise = torch.rand(shape, generator=generator)
+    pool = F.avg_pool3d if len(shape) == 5 else F.avg_pool2d
+    for _ in range(2):
+        noise = pool(noise, 9, stride=1, padding=4, count_include_pad=False)
+    return (noise > noise.median()).to(device)
+
+
+def _shape_text(x: torch.Tensor) -> str:
+    b, c, *spatial = x.shape
+    size = f"{spatial[0]}^{len(spatial)}" if len(set(spatial)) == 1 else "x".join(map(str, spatial))
+    return f"{b}x{c}x{size} {str(x.dtype).replace('torch.', '')}"
+
+
+def _case(rows: list[Row], device, quick: bool, case: str, x: torch.Tensor,
+          ours: Callable, scipy_fn: Callable, others=()) -> None:
+    """Time one case: morphaug, the SciPy loop, then ``others = [(name, fn)]``.
+
+    An ``fn`` that is a string says why that tool is skipped; it goes into the
+    SciPy row's note instead of a row of its own.
+    """
+    result, ours_s = _measure(ours, device, quick)
+    expected, scipy_s = _measure(_scipy_loop(scipy_fn, x), device, quick)
+    expected = _numpy(expected)
+    ours_diff = f"max|morphaug - scipy| = {_max_diff(result, expected):.3g}"
+    note = ours_diff + ("; scipy time incl. cuda<->host copies" if device.type == "cuda" else "")
+    shape = _shape_text(x)
+    skipped = [fn for _, fn in others if isinstance(fn, str)]
+    note = "; ".join([note] + skipped)
+    rows.append(Row(case, shape, device.type, ours_s, SCIPY, scipy_s, note))
+    for name, fn in others:
+        if isinstance(fn, str):
+            continue
+        other, other_s = _measure(fn, device, quick)
+        note = f"{ours_diff}; max|{name} - scipy| = {_max_diff(other, expected):.3g}"
+        rows.append(Row(case, shape, device.type, ours_s, name, other_s, note))
+
+
+def _kornia_erosion(x: torch.Tensor, kernel: torch.Tensor):
+    try:
+        import kornia.morphology as km
+    except ImportError:
+        return "kornia not installed: skipped"
+    kernel = kernel.to(x.device, x.dtype)
+    return lambda: km.erosion(x, kernel)
+
+
+def _monai(op: str, x: torch.Tensor, iterations: int):
+    try:
+        from monai.transforms.utils_morphological_ops import dilate, erode
+    except ImportError:
+        return "monai not installed: skipped"
+    fn = dilate if op == "dilate" else erode
+
+    def run():
+        out = x.float()
+        for _ in range(iterations):
+            out = fn(out, filter_size=3, pad_value=0.0)
+        return out
+    return run
+
+
+def _edt_package(x: torch.Tensor):
+    try:
+        import edt
+    except ImportError:
+        return "edt not installed: skipped"
+    threads = torch.get_num_threads()
+    return _scipy_loop(lambda a: edt.edt(a, black_border=False, parallel=threads), x)
+
+
+def _grey_cases(rows, device, quick, x: torch.Tensor, ball: torch.Tensor):
+    import scipy.ndimage as ndi
+
+    two_d = x.ndim == 4
+    ball_np = ball.numpy()
+    for label, kwargs, kernel in (
+        ("size=3", dict(size=3), torch.ones((3,) * (x.ndim - 2))),
+        ("size=7", dict(size=7), torch.ones((7,) * (x.ndim - 2))),
+        (f"ball r=3 footprint ({int(ball.sum())} of {ball.numel()})", dict(footprint=ball), ball),
+    ):
+        scipy_kwargs = dict(footprint=ball_np) if "footprint" in kwargs else kwargs
+        others = [("kornia.morphology", _kornia_erosion(x, kernel))] if two_d else []
+        _case(rows, device, quick, f"grey_erosion {label}", x,
+              lambda kw=kwargs: mnd.grey_erosion(x, **kw),
+              lambda a, kw=scipy_kwargs: ndi.grey_erosion(a, **kw), others)
+
+
+def run(device: torch.device, quick: bool) -> list[Row]:
+    try:
+        import scipy.ndimage as ndi
+    except ImportError as error:
+        raise SystemExit("the ndimage suite needs SciPy: pip install 'morphaug[bench]'") from error
+
+    device = torch.device(device)
+    g = torch.Generator().manual_seed(0)
+    n3, b3 = (24, 2) if quick else (96, 4)
+    n2, b2 = (48, 4) if quick else (256, 32)
+    rows: list[Row] = []
+
+    volume = torch.rand((b3, 1, n3, n3, n3), generator=g).to(device)
+    images = torch.rand((b2, 1, n2, n2), generator=g).to(device)
+    _grey_cases(rows, device, quick, volume, footprints.ball(3))
+    _grey_cases(rows, device, quick, images, footprints.disk(3))
+
+    blobs = _smooth_blobs((b3, 1, n3, n3, n3), g, device)
+    cube = footprints.cube(3)
+    _case(rows, device, quick, "binary_dilation iterations=3", blobs,
+          lambda: mnd.binary_dilation(blobs, iterations=3),
+          lambda a: ndi.binary_dilation(a, iterations=3))
+    _case(rows, device, quick, "binary_dilation cube3 iterations=3", blobs,
+          lambda: mnd.binary_dilation(blobs, cube, iterations=3),
+          lambda a: ndi.binary_dilation(a, cube.numpy(), iterations=3),
+          [("monai.dilate", _monai("dilate", blobs, 3))])
+    _case(rows, device, quick, "binary_erosion cube3", blobs,
+          lambda: mnd.binary_erosion(blobs, cube),
+          lambda a: ndi.binary_erosion(a, cube.numpy()),
+          [("monai.erode", _monai("erode", blobs, 1))])
+    _case(rows, device, quick, "binary_fill_holes", blobs,
+          lambda: mnd.binary_fill_holes(blobs),
+          ndi.binary_fill_holes)
+    _case(rows, device, quick, "distance_transform_edt", blobs,
+          lambda: mnd.distance_transform_edt(blobs),
+          ndi.distance_transform_edt,
+          [("edt (seung-lab) loop", _edt_package(blobs))])
+    _case(rows, device, quick, "distance_transform_cdt chessboard", blobs,
+          lambda: mnd.distance_transform_cdt(blobs, metric="chessboard"),
+          lambda a: ndi.distance_transform_cdt(a, metric="chessboard"))
+    if "MORPHAUG_BACKEND" in os.environ:
+        for row in rows:
+            row.note += f"; MORPHAUG_BACKEND={os.environ['MORPHAUG_BACKEND']}"
+    return rows
