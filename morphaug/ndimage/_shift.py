@@ -43,18 +43,21 @@ def border_indices(n: int, before: int, after: int, mode: str,
 
 def cast_cval(cval, dtype: torch.dtype):
     """``cval`` as a Python scalar of ``dtype``'s kind (SciPy casts it likewise)."""
-    if isinstance(cval, bool) or dtype == torch.bool:
-        return bool(cval)
     try:
         value = float(cval)
     except (TypeError, ValueError):
         raise TypeError(f"cval must be a real scalar, got {cval!r}") from None
     if dtype.is_floating_point:
         return value
-    info = torch.iinfo(dtype)
-    if value != value or not info.min <= value <= info.max:
+    if value != value or abs(value) == float("inf"):
         raise ValueError(f"cval={cval!r} is not representable in the input dtype {dtype}")
-    return int(value)
+    value = int(value)  # SciPy truncates toward zero
+    if dtype == torch.bool:
+        return value != 0
+    info = torch.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise ValueError(f"cval={cval!r} is not representable in the input dtype {dtype}")
+    return value
 
 
 def pad(x: torch.Tensor, axes: Sequence[int], pads: Sequence[tuple[int, int]],

@@ -1,0 +1,824 @@
+"""Grey-scale morphology: ``scipy.ndimage.grey_*`` and the ops built on them.
+
+Each public function normalises its arguments into a :class:`_Filter` (what
+SciPy's ``_min_or_max_filter`` decides: separable box or element, origins,
+modes, ``cval``) and hands it to :func:`_min_or_max`, the single place where
+a backend is chosen. The torch backend works as follows:
+
+* ``size``, or a footprint known to be all true: separable 1-D minima/maxima,
+  one axis at a time, after padding that axis with SciPy's border rule. A
+  window of width ``k`` takes ``floor(log2 k) + 1`` elementwise ops: running
+  extrema over 1, 2, 4, ... samples, then two overlapping windows.
+* Any other footprint, and non-flat ``structure``: the input is padded once,
+  and the result is the minimum (maximum) of shifted views of that one padded
+  tensor, one element offset at a time. Extra memory is O(input), whatever
+  the element size; no ``unfold``.
+* Per-sample ``(B, *k)`` and per-(sample, channel) ``(B, C, *k)`` elements:
+  the offsets of their union are visited, and a sample that does not use an
+  offset sees the identity there (``+inf`` / dtype maximum for a minimum,
+  ``-inf`` / dtype minimum for a maximum) through ``torch.where``.
+
+A footprint on the CPU (or array-like) is read on the host: an all-true one
+takes the separable path, an all-false one is a ``ValueError``, and only its
+true positions are visited. A footprint on an accelerator is never read back
+(that would be a host sync): every position of its box is visited, masked on
+the device. Such a footprint takes the general path even when it is all true
+(same result), accepts a per-axis ``mode`` sequence, and a sample whose
+footprint is all false gets the identity (SciPy refuses an all-false one).
+
+Axes
+    ``size``, ``origin`` and ``mode`` sequences follow ``axes`` (entry ``i``
+    for axis ``axes[i]``); the dimensions of ``footprint`` / ``structure``
+    follow the filtered axes in increasing order, which is how SciPy expands
+    a footprint for ``axes``.
+
+NaN policy
+    A NaN anywhere in the window (footprint positions only, border values
+    included) makes the result NaN, on every path (``torch.minimum`` /
+    ``torch.maximum`` semantics). SciPy's result depends on where the NaN
+    sits in the window (its comparisons are false for NaN), so it is not
+    matched on NaN input.
+
+SciPy parity
+    Identical results for bool, integer and floating inputs (float16 and
+    bfloat16 follow the float rules), including non-flat ``structure`` with
+    SciPy's exact arithmetic: at the first position (C order) of each
+    slice's element the structure is added in float64, elsewhere it is first
+    cast to the input dtype (rounded for floats, truncated toward zero for
+    integers); the extreme is then cast to the input dtype. Differences, all
+    where SciPy overflows, rounds, or is inconsistent with itself:
+
+    * A ``structure`` that pushes an integer result out of the dtype's range:
+      SciPy wraps around (or hits an undefined C cast), morphaug saturates to
+      the dtype's range. A ``bool`` result is ``True`` where the value's
+      integer part is non-zero, as in SciPy.
+    * ``int64`` values beyond 2**53: SciPy rounds them through float64,
+      morphaug is exact without ``structure`` (with one, both use float64).
+    * Unsorted ``axes``: SciPy maps an all-true footprint's dimensions to
+      ``axes`` order (other footprints to increasing order), and with every
+      axis listed takes ``origin`` in array order on the non-separable path;
+      morphaug applies the rule above in every case.
+    * A ``size`` below 1 is a ``ValueError`` (SciPy silently skips the axis);
+      ``size`` must be an int or a sequence of ints.
+    * A ``cval`` that an integer input dtype cannot hold is a ``ValueError``
+      when a constant mode is used; a float16/bfloat16 ``cval`` out of range
+      rounds to infinity.
+    * A sequence of modes is a ``ValueError`` (SciPy: ``RuntimeError``) for a
+      non-flat or host-known non-box element; an all-false footprint is a
+      ``ValueError`` even with ``structure`` (SciPy crashes).
+    * ``output`` given as a dtype is honoured by ``morphological_gradient``
+      and ``morphological_laplace`` (SciPy ignores it there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+import torch
+
+from ._normalize import (
+    check_input,
+    check_output,
+    finish_output,
+    normalize_axes,
+    normalize_element,
+    normalize_mode,
+    normalize_modes,
+    normalize_origin,
+    normalize_sequence,
+    validate_origin,
+)
+from ._shift import cast_cval, pad, shifted
+
+__all__ = [
+    "grey_erosion",
+    "grey_dilation",
+    "grey_opening",
+    "grey_closing",
+    "morphological_gradient",
+    "morphological_laplace",
+    "white_tophat",
+    "black_tophat",
+]
+
+
+# --------------------------------------------------------------------------
+# Argument normalisation
+# --------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class _Filter:
+    """A normalised min/max filter, as SciPy's ``_min_or_max_filter`` sees it.
+
+    ``axes`` are increasing; ``shape`` (the box, or the element's extent),
+    ``origins`` and ``modes`` follow them. ``footprint`` (bool) and
+    ``structure`` (float64) are ``(B|1, C|1, *shape)`` on the input's device,
+    or ``None`` (every position / flat); ``host`` is the footprint as a NumPy
+    array when it could be read without a host sync.
+    """
+
+    axes: tuple[int, ...]
+    shape: tuple[int, ...]
+    origins: tuple[int, ...]
+    modes: tuple[str, ...]
+    cval: object
+    separable: bool
+    footprint: torch.Tensor | None = None
+    structure: torch.Tensor | None = None
+    host: np.ndarray | None = None
+
+
+def _normalize_size(size, n: int) -> list[int]:
+    sizes = []
+    for value in normalize_sequence(size, n, "size"):
+        if isinstance(value, bool):
+            raise TypeError(f"size must contain ints, got {value!r}")
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(f"size must contain ints, got {value!r}") from None
+        if value < 1:
+            raise ValueError(f"size must be >= 1 on every axis, got {size!r}")
+        sizes.append(value)
+    return sizes
+
+
+def _read_on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
+    """``normalized`` as a NumPy bool array when ``element`` is host data, else None."""
+    if isinstance(element, torch.Tensor):
+        if element.device.type != "cpu":
+            return None
+        return (element != 0).numpy(force=True).reshape(normalized.shape)
+    return (np.asarray(element) != 0).reshape(normalized.shape)
+
+
+def _normalize_cval(cval, dtype: torch.dtype, modes) -> object:
+    """``cval`` as a scalar of the input's kind (only checked against a constant mode)."""
+    try:
+        value = float(cval)
+    except (TypeError, ValueError):
+        raise TypeError(f"cval must be a real scalar, got {cval!r}") from None
+    if "constant" not in modes:
+        return None
+    if dtype == torch.bool:
+        if not math.isfinite(value):
+            raise ValueError(f"cval={cval!r} is not representable in the input dtype torch.bool")
+        return int(value) != 0  # C's cast to npy_bool truncates toward zero, as in SciPy
+    if dtype.is_floating_point:  # rounded (to +-inf if need be) like any value of dtype
+        return torch.tensor(value, dtype=torch.float64).to(dtype).item()
+    return cast_cval(cval, dtype)
+
+
+def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin,
+             axes) -> _Filter:
+    """Normalise grey-op arguments into the erosion-form :class:`_Filter`.
+
+    Called directly by each public function (the warning points at its caller).
+    """
+    if size is None and footprint is None and structure is None:
+        raise ValueError("size, footprint, or structure must be specified")
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+    axes = normalize_axes(axes, input.ndim - 2)
+    n = len(axes)
+    # size, origin and mode sequences follow ``axes``; element dimensions follow
+    # the filtered axes in increasing order, as in SciPy's footprint expansion.
+    order = sorted(range(n), key=axes.__getitem__)
+    in_order = (lambda values: tuple(values[i] for i in order))
+    origins = in_order(normalize_origin(origin, n))
+    if structure is not None:
+        structure = normalize_element(structure, input, n, "structure", torch.float64)
+    host = None
+    if footprint is not None:
+        element = footprint
+        footprint = normalize_element(element, input, n, "footprint", torch.bool)
+        if structure is not None and footprint.shape[2:] != structure.shape[2:]:
+            raise ValueError(
+                f"footprint and structure must have the same element shape, got "
+                f"{tuple(footprint.shape[2:])} and {tuple(structure.shape[2:])}"
+            )
+        host = _read_on_host(element, footprint)
+    if host is not None:
+        per_slice = host.reshape(*host.shape[:2], -1)
+        empty = np.argwhere(~per_slice.any(axis=-1))
+        if len(empty):
+            raise ValueError(
+                "footprint must have at least one true element (SciPy: all-zero "
+                f"footprint is not supported); the element at (sample, channel) index "
+                f"{tuple(empty[0].tolist())} of footprint shape {tuple(footprint.shape)} "
+                "is all false"
+            )
+
+    if structure is None and (footprint is None or (host is not None and host.all())):
+        # size, or an all-true footprint (= size): separable
+        shape = in_order(_normalize_size(size, n)) if footprint is None else footprint.shape[2:]
+        modes = in_order(normalize_modes(mode, n))
+        validate_origin([o for o, k in zip(origins, shape) if k > 1],  # SciPy skips k == 1
+                        [k for k in shape if k > 1])
+        return _Filter(in_order(axes), tuple(shape), origins, modes,
+                       _normalize_cval(cval, input.dtype, modes), separable=True)
+
+    shape = tuple((structure if footprint is None else footprint).shape[2:])
+    if not isinstance(mode, str) and isinstance(mode, Iterable):
+        if structure is not None or host is not None:
+            raise ValueError(
+                "mode: a sequence of modes is only supported for separable filters "
+                "(size, or an all-true footprint), not for this footprint/structure"
+            )
+        modes = in_order(normalize_modes(mode, n))
+    else:
+        modes = (normalize_mode(mode),) * n
+    validate_origin(origins, shape)
+    return _Filter(in_order(axes), shape, origins, modes,
+                   _normalize_cval(cval, input.dtype, modes), separable=False,
+                   footprint=footprint, structure=structure, host=host)
+
+
+def _reflected(filt: _Filter) -> _Filter:
+    """The filter that dilation uses: element reflected, origin negated (minus 1 if even)."""
+    dims = tuple(range(2, 2 + len(filt.shape)))
+    return dataclasses.replace(
+        filt,
+        origins=tuple(-o - (1 - k % 2) for o, k in zip(filt.origins, filt.shape)),
+        footprint=None if filt.footprint is None else filt.footprint.flip(dims),
+        structure=None if filt.structure is None else filt.structure.flip(dims),
+        host=None if filt.host is None else np.flip(filt.host, dims),
+    )
+
+
+# --------------------------------------------------------------------------
+# Workers
+# --------------------------------------------------------------------------
+
+def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    """Minimum (erosion) or maximum (dilation, given the reflected filter): backend switch."""
+    if input.numel() == 0:
+        return input.clone()
+    return _min_or_max_torch(input, filt, minimum)
+
+
+def _min_or_max_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    if filt.separable:
+        return _separable_torch(input, filt, minimum)
+    return _shifted_torch(input, filt, minimum)
+
+
+def _running_extreme(padded: torch.Tensor, dim: int, width: int, op) -> torch.Tensor:
+    """``op`` over every window of ``width`` samples along ``dim`` (valid windows only).
+
+    Running extrema over 1, 2, 4, ... samples, then the window as the extreme of
+    two overlapping power-of-two windows (min and max are idempotent).
+    """
+    span, extreme = 1, padded
+    while 2 * span <= width:
+        length = extreme.shape[dim] - span
+        extreme = op(extreme.narrow(dim, 0, length), extreme.narrow(dim, span, length))
+        span *= 2
+    if span == width:
+        return extreme
+    length = padded.shape[dim] - width + 1
+    return op(extreme.narrow(dim, 0, length), extreme.narrow(dim, width - span, length))
+
+
+def _separable_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    op = torch.minimum if minimum else torch.maximum
+    result = input
+    for axis, width, origin, mode in zip(filt.axes, filt.shape, filt.origins, filt.modes):
+        if width == 1:  # SciPy skips these axes (and their origins) too
+            continue
+        before = width // 2 + origin
+        padded = pad(result, (axis,), ((before, width - 1 - before),), (mode,), filt.cval)
+        result = _running_extreme(padded, axis + 2, width, op)
+    return result.clone() if result is input else result
+
+
+def _identity(dtype: torch.dtype, minimum: bool):
+    """The value that never wins a minimum (``minimum``) or a maximum."""
+    if dtype == torch.bool:
+        return minimum
+    if dtype.is_floating_point:
+        return math.inf if minimum else -math.inf
+    info = torch.iinfo(dtype)
+    return info.max if minimum else info.min
+
+
+def _visits(filt: _Filter):
+    """Yield ``(position, keep, first)`` for each element position to visit.
+
+    ``keep`` is ``None`` when every sample uses the position, else the
+    ``(B|1, C|1, *shape)``-indexable mask of samples that do. ``first`` says
+    whether the position is the first one (C order) of a sample's element:
+    ``False`` (of none), ``True`` (of every sample) or a mask (some samples).
+    SciPy adds the structure exactly there only (see :func:`_candidate`).
+    """
+    positions = list(np.ndindex(*filt.shape))
+    if filt.footprint is None:  # a structure alone: its whole box
+        for position in positions:
+            yield position, None, position == positions[0]
+        return
+    firsts = None
+    if filt.structure is not None:
+        flat = filt.footprint.flatten(2)
+        firsts = (flat & (flat.cumsum(-1) == 1)).reshape(filt.footprint.shape)
+    if filt.host is None:  # on an accelerator: every position, masked on the device
+        for position in positions:
+            index = (..., *position)
+            yield position, filt.footprint[index], False if firsts is None else firsts[index]
+        return
+    host = filt.host.reshape(-1, *filt.shape)
+    first_index = host.reshape(len(host), -1).argmax(axis=1)
+    for flat_index, position in enumerate(positions):
+        users = host[(slice(None), *position)]
+        if not users.any():
+            continue
+        index = (..., *position)
+        starts = first_index == flat_index
+        first = False
+        if firsts is not None and starts.any():
+            first = True if starts.all() else firsts[index]
+        yield position, None if users.all() else filt.footprint[index], first
+
+
+def _candidate(value: torch.Tensor, weight: torch.Tensor, first, minimum: bool) -> torch.Tensor:
+    """``value -/+ weight`` with SciPy's arithmetic, in the accumulation dtype.
+
+    SciPy's C loop adds the structure in float64 at the element's first
+    position, and elsewhere adds the structure cast to the input dtype (in the
+    input dtype's arithmetic), which rounds it for floats and truncates it for
+    integers. Floats accumulate in the input dtype (the exact float64 sum is
+    rounded once, which commutes with min/max), integers in float64 (no
+    wrap-around; :func:`_from_float64` saturates at the end).
+    """
+    if minimum:
+        weight = -weight
+    if value.dtype.is_floating_point:
+        cast = value + weight.to(value.dtype)
+    else:
+        cast = value.to(torch.float64) + weight.trunc()
+    if first is False:
+        return cast
+    exact = (value.to(torch.float64) + weight).to(cast.dtype)
+    return exact if first is True else torch.where(first, exact, cast)
+
+
+def _spread(mask: torch.Tensor, rank: int) -> torch.Tensor:
+    """A ``(B|1, C|1)`` per-sample value shaped to broadcast over ``rank`` spatial axes."""
+    return mask.reshape(*mask.shape, *([1] * rank))
+
+
+def _shifted_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    op = torch.minimum if minimum else torch.maximum
+    rank = input.ndim - 2
+    pads = [(k // 2 + o, k - 1 - k // 2 - o) for k, o in zip(filt.shape, filt.origins)]
+    padded = pad(input, filt.axes, pads, filt.modes, filt.cval)
+    exact_dtype = filt.structure is None or input.dtype.is_floating_point
+    dtype = input.dtype if exact_dtype else torch.float64
+    identity = _identity(dtype, minimum)
+    result = torch.full(input.shape, identity, dtype=dtype, device=input.device)
+    for position, keep, first in _visits(filt):
+        value = shifted(padded, filt.axes, position, input.shape)
+        if filt.structure is not None:
+            weight = _spread(filt.structure[(..., *position)], rank)
+            if not isinstance(first, bool):
+                first = _spread(first, rank)
+            value = _candidate(value, weight, first, minimum)
+        if keep is not None:
+            value = torch.where(_spread(keep, rank), value, identity)
+        op(result, value, out=result)
+    return result if exact_dtype else _from_float64(result, input.dtype)
+
+
+def _from_float64(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Float64 results in an integer or bool ``dtype``: truncated toward zero, saturated."""
+    values = values.trunc()
+    if dtype == torch.bool:
+        return values != 0
+    info = torch.iinfo(dtype)
+    high = float(info.max)
+    if high > info.max:  # int64: 2**63 is not an int64
+        high = math.nextafter(high, 0.0)
+    return values.clamp(float(info.min), high).to(dtype)
+
+
+# --------------------------------------------------------------------------
+# Arithmetic of the compound ops (NumPy's rules, as SciPy applies them)
+# --------------------------------------------------------------------------
+
+def _output_dtype(input: torch.Tensor, output) -> torch.dtype:
+    if output is None:
+        return input.dtype
+    return output if isinstance(output, torch.dtype) else output.dtype
+
+
+def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    """The NumPy dtype with ``dtype``'s kind and size (bfloat16 counts as float32)."""
+    if dtype == torch.bfloat16:
+        return np.dtype(np.float32)
+    return torch.empty((), dtype=dtype).numpy().dtype
+
+
+def _check_arithmetic(input: torch.Tensor, out_dtype: torch.dtype, name: str, *,
+                      xor_bool: bool) -> None:
+    """Raise where NumPy would: boolean subtract, or an unsafe cast into ``output``."""
+    work = torch.promote_types(input.dtype, out_dtype)
+    if work == torch.bool and not xor_bool:
+        raise TypeError(
+            f"{name} does not support boolean input (NumPy's boolean subtract, as "
+            "used by SciPy, is not supported); convert the input to an integer dtype"
+        )
+    if not np.can_cast(_numpy_dtype(work), _numpy_dtype(out_dtype), casting="same_kind"):
+        raise TypeError(
+            f"output dtype {out_dtype} cannot hold the {work} result of {name} "
+            "(NumPy's same_kind casting rule, as in SciPy)"
+        )
+
+
+def _ufunc(op, a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """NumPy's ``op(a, b, out=<array of dtype>)``: the promoted dtype, stored as ``dtype``."""
+    work = torch.promote_types(a.dtype, b.dtype)
+    return op(a.to(work), b.to(work)).to(dtype)
+
+
+# --------------------------------------------------------------------------
+# Public functions
+# --------------------------------------------------------------------------
+
+_PARAMETERS = """\
+    input : torch.Tensor
+        ``(B, C, *spatial)``, bool, integer or floating.
+    size : int or sequence of int, optional
+        Shape of a flat, all-true element (one entry per axis in ``axes``).
+        Ignored (with a ``UserWarning``) when ``footprint`` is given.
+    footprint : array-like or torch.Tensor, optional
+        Flat element: which positions take part. Shared ``(*k)``, per sample
+        ``(B, *k)`` or per sample and channel ``(B, C, *k)``; its ``k`` dims
+        follow the filtered axes in increasing order. An all-true footprint
+        equals ``size=footprint.shape``.
+    structure : array-like or torch.Tensor, optional
+        Non-flat element (float64 values subtracted by erosion, added by
+        dilation), same layouts as ``footprint`` and the same shape when both
+        are given. Takes precedence over ``footprint`` and ``size``.
+    output : torch.Tensor or torch.dtype, optional
+        A tensor of the input's shape and device that receives the result,
+        or the dtype of a new result. Default: the input's dtype.
+    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'grid-*'} or sequence
+        SciPy's border rule; a sequence (one per axis) only for separable
+        filters (``size`` or an all-true footprint).
+    cval : scalar, optional
+        Border value for ``mode='constant'``, cast to the input dtype.
+    origin : int or sequence of int, optional
+        Element placement, ``-(k // 2) <= origin <= (k - 1) // 2`` per axis.
+    axes : int or sequence of int, optional
+        Spatial axes to filter (``0 .. S-1``); default all.
+"""
+
+_NOTES = """\
+    Batching: every ``(b, c)`` slice is filtered as SciPy filters that slice
+    alone, with its own element when the element is per sample; a footprint
+    on an accelerator is never read back to the host (see
+    ``morphaug.ndimage._grey``).
+
+    SciPy parity: identical results for every dtype, ``structure``
+    arithmetic included; a NaN in the window gives NaN. The few differences
+    (integer overflow with ``structure``, int64 beyond 2**53, SciPy's
+    handling of unsorted ``axes``) are listed in ``morphaug.ndimage._grey``.
+"""
+
+
+def _document(function):
+    function.__doc__ = (function.__doc__
+                        .replace("{parameters}", _PARAMETERS)
+                        .replace("{notes}", _NOTES))
+    return function
+
+
+@_document
+def grey_erosion(input, size=None, footprint=None, structure=None, output=None,
+                 mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """Grey-scale erosion: the minimum over the element, batched.
+
+    ``out[x] = min_{y in footprint} input[x + y - c] - structure[y]`` with
+    ``c = k // 2 + origin``.
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        The eroded input, in the input's dtype (or ``output``).
+
+    Notes
+    -----
+{notes}
+    See Also
+    --------
+    scipy.ndimage.grey_erosion
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import grey_erosion
+    >>> x = torch.tensor([[[3., 1., 4., 1., 5., 9.]]])
+    >>> grey_erosion(x, size=3)
+    tensor([[[1., 1., 1., 1., 1., 5.]]])
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
+    return finish_output(_min_or_max(input, filt, minimum=True), output)
+
+
+@_document
+def grey_dilation(input, size=None, footprint=None, structure=None, output=None,
+                  mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """Grey-scale dilation: the maximum over the reflected element, batched.
+
+    As in SciPy, the element is reflected and ``origin`` negated (minus 1
+    on axes of even length), so dilation is the adjoint of erosion.
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        The dilated input, in the input's dtype (or ``output``).
+
+    Notes
+    -----
+{notes}
+    See Also
+    --------
+    scipy.ndimage.grey_dilation
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import grey_dilation
+    >>> x = torch.tensor([[[0, 0, 7, 0, 0, 0]]], dtype=torch.uint8)
+    >>> grey_dilation(x, footprint=[1, 1, 0])
+    tensor([[[0, 7, 7, 0, 0, 0]]], dtype=torch.uint8)
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    filt = _reflected(_prepare(input, size, footprint, structure, mode, cval, origin, axes))
+    return finish_output(_min_or_max(input, filt, minimum=False), output)
+
+
+@_document
+def grey_opening(input, size=None, footprint=None, structure=None, output=None,
+                 mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """Grey-scale opening: erosion, then dilation by the same element, batched.
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        The opened input, in the input's dtype (or ``output``).
+
+    Notes
+    -----
+{notes}
+    See Also
+    --------
+    scipy.ndimage.grey_opening
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import grey_opening
+    >>> x = torch.tensor([[[1., 1., 9., 1., 5., 5., 5., 1.]]])
+    >>> grey_opening(x, size=3)
+    tensor([[[1., 1., 1., 1., 5., 5., 5., 1.]]])
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
+    eroded = _min_or_max(input, filt, minimum=True)
+    return finish_output(_min_or_max(eroded, _reflected(filt), minimum=False), output)
+
+
+@_document
+def grey_closing(input, size=None, footprint=None, structure=None, output=None,
+                 mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """Grey-scale closing: dilation, then erosion by the same element, batched.
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        The closed input, in the input's dtype (or ``output``).
+
+    Notes
+    -----
+{notes}
+    See Also
+    --------
+    scipy.ndimage.grey_closing
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import grey_closing
+    >>> x = torch.tensor([[[5., 5., 0., 5., 1., 1., 1., 5.]]])
+    >>> grey_closing(x, size=3)
+    tensor([[[5., 5., 5., 5., 1., 1., 1., 5.]]])
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
+    dilated = _min_or_max(input, _reflected(filt), minimum=False)
+    return finish_output(_min_or_max(dilated, filt, minimum=True), output)
+
+
+@_document
+def morphological_gradient(input, size=None, footprint=None, structure=None, output=None,
+                           mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """Morphological gradient: dilation minus erosion, batched.
+
+    Computed as SciPy does: in the input's dtype (integers wrap around), or,
+    with ``output``, the erosion stored in ``output``'s dtype and subtracted
+    from the dilation with NumPy's type promotion. Boolean input is a
+    ``TypeError``, as in SciPy (NumPy has no boolean subtract).
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        ``grey_dilation(input) - grey_erosion(input)``.
+
+    Notes
+    -----
+{notes}
+    ``output`` given as a dtype is honoured (SciPy ignores it here).
+
+    See Also
+    --------
+    scipy.ndimage.morphological_gradient
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import morphological_gradient
+    >>> x = torch.tensor([[[0., 0., 2., 2., 2., 0.]]])
+    >>> morphological_gradient(x, size=3)
+    tensor([[[0., 2., 2., 0., 2., 2.]]])
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    dtype = _output_dtype(input, output)
+    _check_arithmetic(input, dtype, "morphological_gradient", xor_bool=False)
+    filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
+    dilated = _min_or_max(input, _reflected(filt), minimum=False)
+    eroded = _min_or_max(input, filt, minimum=True).to(dtype)
+    return finish_output(_ufunc(torch.sub, dilated, eroded, dtype), output)
+
+
+@_document
+def morphological_laplace(input, size=None, footprint=None, structure=None, output=None,
+                          mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """Morphological Laplace: dilation + erosion - 2 * input, batched.
+
+    Computed in SciPy's order, ``((dilation + erosion) - input) - input``,
+    each step in NumPy's promoted dtype and stored in the result's dtype (the
+    input's, or ``output``'s): integers wrap around as in SciPy. Boolean
+    input is a ``TypeError``, as in SciPy.
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        ``grey_dilation(input) + grey_erosion(input) - 2 * input``.
+
+    Notes
+    -----
+{notes}
+    ``output`` given as a dtype is honoured (SciPy ignores it here).
+
+    See Also
+    --------
+    scipy.ndimage.morphological_laplace
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import morphological_laplace
+    >>> x = torch.tensor([[[0., 0., 2., 2., 2., 0.]]])
+    >>> morphological_laplace(x, size=3)
+    tensor([[[ 0.,  2., -2.,  0., -2.,  2.]]])
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    dtype = _output_dtype(input, output)
+    _check_arithmetic(input, dtype, "morphological_laplace", xor_bool=False)
+    filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
+    dilated = _min_or_max(input, _reflected(filt), minimum=False)
+    result = _min_or_max(input, filt, minimum=True).to(dtype)
+    result = _ufunc(torch.add, dilated, result, dtype)
+    result = _ufunc(torch.sub, result, input, dtype)
+    result = _ufunc(torch.sub, result, input, dtype)
+    return finish_output(result, output)
+
+
+@_document
+def white_tophat(input, size=None, footprint=None, structure=None, output=None,
+                 mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """White top-hat: the input minus its grey opening, batched.
+
+    As in SciPy, boolean input (with a boolean result) uses exclusive or;
+    otherwise the subtraction follows NumPy's promotion and integers wrap.
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        ``input - grey_opening(input)``.
+
+    Notes
+    -----
+{notes}
+    See Also
+    --------
+    scipy.ndimage.white_tophat
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import white_tophat
+    >>> x = torch.tensor([[[1., 1., 9., 1., 5., 5., 5., 1.]]])
+    >>> white_tophat(x, size=3)
+    tensor([[[0., 0., 8., 0., 0., 0., 0., 0.]]])
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    dtype = _output_dtype(input, output)
+    _check_arithmetic(input, dtype, "white_tophat", xor_bool=True)
+    filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
+    eroded = _min_or_max(input, filt, minimum=True)
+    opened = _min_or_max(eroded, _reflected(filt), minimum=False).to(dtype)
+    if input.dtype == torch.bool and dtype == torch.bool:
+        result = input ^ opened
+    else:
+        result = _ufunc(torch.sub, input, opened, dtype)
+    return finish_output(result, output)
+
+
+@_document
+def black_tophat(input, size=None, footprint=None, structure=None, output=None,
+                 mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """Black top-hat: the grey closing minus the input, batched.
+
+    As in SciPy, boolean input (with a boolean result) uses exclusive or;
+    otherwise the subtraction follows NumPy's promotion and integers wrap.
+
+    Parameters
+    ----------
+{parameters}
+    Returns
+    -------
+    torch.Tensor
+        ``grey_closing(input) - input``.
+
+    Notes
+    -----
+{notes}
+    See Also
+    --------
+    scipy.ndimage.black_tophat
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.ndimage import black_tophat
+    >>> x = torch.tensor([[[5., 5., 0., 5., 1., 1., 1., 5.]]])
+    >>> black_tophat(x, size=3)
+    tensor([[[0., 0., 5., 0., 0., 0., 0., 0.]]])
+    """
+    input = check_input(input)
+    output = check_output(output, input)
+    dtype = _output_dtype(input, output)
+    _check_arithmetic(input, dtype, "black_tophat", xor_bool=True)
+    filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
+    dilated = _min_or_max(input, _reflected(filt), minimum=False)
+    closed = _min_or_max(dilated, filt, minimum=True).to(dtype)
+    if input.dtype == torch.bool and dtype == torch.bool:
+        result = closed ^ input
+    else:
+        result = _ufunc(torch.sub, closed, input, dtype)
+    return finish_output(result, output)
