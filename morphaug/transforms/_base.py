@@ -1,0 +1,297 @@
+"""The batch-transform base class: keys, tensor subclasses, randomness, replay.
+
+A transform is called on a tensor ``(B, C, *spatial)`` or on a mapping whose
+``keys`` entries are such tensors. It works in two steps, as torchvision v2
+and Kornia do:
+
+* ``make_params(batch, generator) -> dict[str, Tensor]`` draws every random
+  parameter once, for the whole batch, as tensors on the batch's device;
+* ``apply(x, params, role) -> Tensor`` is deterministic and is called on every
+  key with the same ``params``, so all keys of one sample share one draw.
+
+``transform(data, params=...)`` replays a draw; the last draw is kept in
+``transform.last_params``.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+from collections.abc import Mapping, Sequence
+
+import torch
+
+__all__ = ["BatchTransform", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample", "check_probability",
+           "check_choices", "check_int_range", "check_float_range"]
+
+#: A key's role: integer/one-hot label maps or float intensities.
+ROLES = ("label", "image")
+
+
+def generator_device(generator: torch.Generator | None, device: torch.device) -> torch.device:
+    """Where draws happen: the generator's device, or ``device`` for torch's default generator."""
+    return generator.device if generator is not None else device
+
+
+def uniform(shape, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    """Uniform ``[0, 1)`` float32 samples on ``device``, drawn from ``generator``.
+
+    The numbers are drawn on the generator's device (a CPU generator with a
+    CUDA batch draws on the CPU and copies), or on ``device`` from torch's
+    default generator when ``generator`` is None.
+    """
+    values = torch.rand(shape, generator=generator, device=generator_device(generator, device))
+    return values.to(device)
+
+
+def normal(shape, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    """Standard normal float32 samples on ``device`` (see :func:`uniform`)."""
+    values = torch.randn(shape, generator=generator, device=generator_device(generator, device))
+    return values.to(device)
+
+
+def randint(low: int, high: int, shape, generator: torch.Generator | None,
+            device: torch.device) -> torch.Tensor:
+    """Uniform int64 samples in ``[low, high]`` (both included) on ``device``."""
+    values = torch.randint(low, high + 1, shape, generator=generator,
+                           device=generator_device(generator, device))
+    return values.to(device)
+
+
+def per_sample(params: torch.Tensor, ndim: int) -> torch.Tensor:
+    """``(B, ...)`` parameters viewed against a ``ndim``-D tensor (trailing size-1 dims)."""
+    return params.view(*params.shape, *([1] * (ndim - params.ndim)))
+
+
+def check_probability(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_choices(values, allowed: Sequence[str], name: str) -> tuple[str, ...]:
+    """A non-empty tuple of unique names from ``allowed`` (a single name is accepted)."""
+    if isinstance(values, str):
+        values = (values,)
+    try:
+        values = tuple(values)
+    except TypeError:
+        raise TypeError(f"{name} must be a name or a sequence of names, got {values!r}") from None
+    if not values:
+        raise ValueError(f"{name} must not be empty; choose from {tuple(allowed)}")
+    for value in values:
+        if value not in allowed:
+            raise ValueError(f"{name}: unknown name {value!r}; choose from {tuple(allowed)}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} must not repeat names, got {values!r}")
+    return values
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_int_range(value, name: str, minimum: int) -> tuple[int, int]:
+    """An int ``v`` as ``(v, v)`` or a pair ``(low, high)`` with ``minimum <= low <= high``."""
+    pair = (value, value) if _is_int(value) else value
+    if (not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2
+            or not all(_is_int(v) for v in pair)):
+        raise TypeError(f"{name} must be an int or a pair of ints (low, high), got {value!r}")
+    low, high = int(pair[0]), int(pair[1])
+    if low > high:
+        raise ValueError(f"{name}: low must not exceed high, got {value!r}")
+    if low < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return low, high
+
+
+def check_float_range(value, name: str, minimum: float) -> tuple[float, float]:
+    """A number ``v`` as ``(v, v)`` or a pair ``(low, high)`` with ``minimum <= low <= high``."""
+    is_number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    pair = (value, value) if is_number else value
+    if (not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2
+            or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in pair)):
+        raise TypeError(f"{name} must be a number or a pair of numbers (low, high), got {value!r}")
+    low, high = float(pair[0]), float(pair[1])
+    if not low <= high:
+        raise ValueError(f"{name}: low must not exceed high, got {value!r}")
+    if low < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return low, high
+
+
+def _check_keys(keys, name: str) -> tuple:
+    if isinstance(keys, str) or not isinstance(keys, Sequence):
+        keys = (keys,)
+    keys = tuple(keys)
+    if not keys:
+        raise ValueError(f"{name} must name at least one key")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{name} must not repeat keys, got {keys!r}")
+    return keys
+
+
+def _unwrap(x: torch.Tensor) -> torch.Tensor:
+    """``x`` as a plain ``torch.Tensor`` (MetaTensor, tv_tensors and other subclasses)."""
+    return x if type(x) is torch.Tensor else x.as_subclass(torch.Tensor)
+
+
+def _rewrap(result: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``result`` as ``like``'s tensor subclass, with a copy of its metadata.
+
+    Subclasses keep their metadata as instance attributes (MONAI MetaTensor:
+    ``meta``, ``applied_operations``, ``is_batch``; torchvision tv_tensors
+    such as BoundingBoxes: ``format``, ``canvas_size``); a deep copy of them
+    goes with the result, so the input's metadata is never shared.
+    """
+    if type(like) is torch.Tensor:
+        return result
+    wrapped = result.as_subclass(type(like))
+    wrapped.__dict__.update(copy.deepcopy(like.__dict__))
+    return wrapped
+
+
+class BatchTransform:
+    """Base class of the dictionary-aware batch transforms.
+
+    Subclasses set :attr:`role`, validate their arguments in ``__init__``,
+    and implement :meth:`make_params` (calling ``super().make_params`` for the
+    per-sample gate ``"apply"``) and :meth:`apply`.
+
+    Args:
+        keys: the mapping keys to transform (ignored when called on a tensor).
+        output_keys: where results go; default: replace ``keys``.
+        allow_missing_keys: skip absent keys instead of raising ``KeyError``.
+        prob: per-sample probability of transforming a sample.
+        generator: a ``torch.Generator`` for all draws; None uses torch's
+            default generator of the batch's device (so ``torch.manual_seed``
+            makes calls reproducible).
+    """
+
+    #: The role of ``keys``; :meth:`apply` returns inputs of other roles unchanged.
+    role: str = "label"
+    #: Constructor arguments shown by ``repr``.
+    _repr_fields: tuple[str, ...] = ()
+
+    def __init__(self, keys, *, output_keys=None, allow_missing_keys: bool = False,
+                 prob: float = 1.0, generator: torch.Generator | None = None):
+        self.keys = _check_keys(keys, "keys")
+        self.output_keys = self.keys if output_keys is None else _check_keys(output_keys, "output_keys")
+        if len(self.output_keys) != len(self.keys):
+            raise ValueError(
+                f"output_keys must have one entry per key: {len(self.keys)} keys {self.keys!r}, "
+                f"{len(self.output_keys)} output_keys {self.output_keys!r}"
+            )
+        self.allow_missing_keys = bool(allow_missing_keys)
+        self.prob = check_probability(prob, "prob")
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        self.generator = generator
+        self.last_params: dict[str, torch.Tensor] | None = None
+
+    def _passes_through(self, role: str) -> bool:
+        """True for a role this transform does not change (an unknown role is an error)."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        return role != self.role
+
+    # ----------------------------------------------------------------- hooks
+    def make_params(self, batch: torch.Tensor, generator: torch.Generator | None = None
+                    ) -> dict[str, torch.Tensor]:
+        """Draw this call's parameters for ``batch (B, C, *spatial)``.
+
+        The base class draws ``"apply"``: a ``(B,)`` bool tensor, true where a
+        sample is transformed (probability ``prob``).
+        """
+        return {"apply": uniform((batch.shape[0],), generator, batch.device) < self.prob}
+
+    def apply(self, x: torch.Tensor, params: Mapping[str, torch.Tensor], role: str) -> torch.Tensor:
+        """Transform one plain tensor ``x (B, C, *spatial)`` with ``params``.
+
+        Deterministic. Tensors of a role other than :attr:`role` come back
+        unchanged (adapters route ``tv_tensors.Image`` / ``Mask`` this way).
+        """
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ call
+    def __call__(self, data, params: Mapping[str, torch.Tensor] | None = None):
+        """Transform a tensor or the ``keys`` of a mapping; returns a new object.
+
+        Args:
+            data: a tensor ``(B, C, *spatial)`` or a mapping of such tensors.
+            params: a previous draw (``last_params``) to replay; default: draw.
+        """
+        if isinstance(data, torch.Tensor):
+            entries = [(None, None, data)]
+        elif isinstance(data, Mapping):
+            entries = []
+            for key, out_key in zip(self.keys, self.output_keys):
+                if key not in data:
+                    if self.allow_missing_keys:
+                        continue
+                    raise KeyError(
+                        f"{type(self).__name__}: key {key!r} is not in the data (keys: "
+                        f"{list(data)}); pass allow_missing_keys=True to skip it"
+                    )
+                entries.append((key, out_key, data[key]))
+            if not entries:
+                return dict(data)
+        else:
+            raise TypeError(
+                f"{type(self).__name__} expects a tensor (B, C, *spatial) or a mapping, "
+                f"got {type(data).__name__}"
+            )
+        plain = [_unwrap(self._check_tensor(key, value)) for key, _, value in entries]
+        batch = plain[0]
+        for (key, _, _), x in zip(entries, plain):
+            if x.shape[0] != batch.shape[0] or x.device != batch.device:
+                raise ValueError(
+                    f"{type(self).__name__}: key {key!r} has batch size {x.shape[0]} on {x.device}, "
+                    f"but key {entries[0][0]!r} has {batch.shape[0]} on {batch.device}"
+                )
+        if params is None:
+            params = self.make_params(batch, self.generator)
+        else:
+            params = self._check_params(params, batch)
+        self.last_params = dict(params)
+
+        results = [_rewrap(self.apply(x, params, self.role), like=value)
+                   for (_, _, value), x in zip(entries, plain)]
+        if isinstance(data, torch.Tensor):
+            return results[0]
+        output = dict(data)
+        for (_, out_key, _), result in zip(entries, results):
+            output[out_key] = result
+        return output
+
+    def _check_tensor(self, key, value) -> torch.Tensor:
+        where = "input" if key is None else f"key {key!r}"
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{type(self).__name__}: {where} must be a tensor, got {type(value).__name__}")
+        if value.ndim < 4:
+            raise ValueError(
+                f"{type(self).__name__}: {where} must have shape (B, C, *spatial) with 2 or more "
+                f"spatial axes, got shape {tuple(value.shape)}"
+            )
+        return value
+
+    def _check_params(self, params, batch: torch.Tensor) -> dict[str, torch.Tensor]:
+        if not isinstance(params, Mapping):
+            raise TypeError(f"params must be a mapping (see last_params), got {type(params).__name__}")
+        checked = {}
+        for name, value in params.items():
+            if not isinstance(value, torch.Tensor) or value.ndim == 0 or value.shape[0] != batch.shape[0]:
+                raise ValueError(
+                    f"params[{name!r}] must be a tensor with the batch size {batch.shape[0]} first "
+                    f"(as in last_params), got {type(value).__name__} "
+                    f"{tuple(value.shape) if isinstance(value, torch.Tensor) else value!r}"
+                )
+            checked[name] = value.to(batch.device)
+        return checked
+
+    def __repr__(self) -> str:
+        fields = ["keys", *self._repr_fields]
+        if self.output_keys != self.keys:
+            fields.insert(1, "output_keys")
+        args = ", ".join(f"{name}={getattr(self, name)!r}" for name in fields)
+        return f"{type(self).__name__}({args})"

@@ -1,0 +1,122 @@
+"""Distance-transform building blocks shared by the label transforms.
+
+Morphology by a radius-``r`` element is a threshold of one distance
+transform, whatever ``r``, so one batched transform serves every sample and
+class with its own radius:
+
+* dilation of ``M`` by the radius-``r`` ball = ``dist(x, M) <= r``;
+* erosion of ``M`` (``border_value=0``) = ``dist(x, not M) > r``, where the
+  volume is padded by one background voxel: the nearest lattice point outside
+  the volume always lies in that one-voxel shell, for every norm below.
+
+Footprint names map to metrics: ``ball`` (``x^2 + y^2 + z^2 <= r^2``) is the
+Euclidean ball, ``cube`` (side ``2r + 1``) the chessboard ball and ``cross``
+(``|x| + |y| + |z| <= r``, the radius-``r`` iterate of the connectivity-1
+cross) the taxicab ball; each is exact with the matching EDT / CDT.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .. import footprints, ndimage
+from ._labels import spatial_dims
+
+__all__ = [
+    "FOOTPRINTS",
+    "METRICS",
+    "FOOTPRINT_METRIC",
+    "distance_to_background",
+    "within_radius",
+    "morph_step",
+    "boundary_voxels",
+    "signed_distance",
+    "no_distance",
+]
+
+FOOTPRINTS = ("ball", "cube", "cross")
+METRICS = ("euclidean", "taxicab", "chessboard")
+FOOTPRINT_METRIC = {"ball": "euclidean", "cube": "chessboard", "cross": "taxicab"}
+
+
+def distance_to_background(x: torch.Tensor, metric: str, sampling=None) -> torch.Tensor:
+    """Distance from each true voxel of bool ``x`` to the nearest false voxel.
+
+    EDT (float32) for ``"euclidean"``, exact CDT (int32) otherwise. Where a
+    ``(b, c)`` slice has no false voxel the values are meaningless (SciPy's
+    convention); callers mask those slices.
+    """
+    if metric == "euclidean":
+        return ndimage.distance_transform_edt(x, sampling=sampling)
+    return ndimage.distance_transform_cdt(x, metric=metric)
+
+
+def within_radius(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor,
+                  footprints: tuple[str, ...]) -> torch.Tensor:
+    """Voxels at distance ``<= radius`` from a false voxel of ``x (B, K, *spatial)``.
+
+    ``radius`` and ``footprint`` (an index into ``footprints``) are
+    ``(B, K, 1, ...)``; one distance transform per footprint name in use.
+    """
+    result = None
+    for i, name in enumerate(footprints):
+        near = distance_to_background(x, FOOTPRINT_METRIC[name]) <= radius
+        result = near if result is None else torch.where(footprint == i, near, result)
+    return result
+
+
+def morph_step(masks: torch.Tensor, dilate: torch.Tensor, radius: torch.Tensor,
+               footprint: torch.Tensor, footprints: tuple[str, ...]) -> torch.Tensor:
+    """One binary dilation (where ``dilate``) or erosion per ``(sample, class)``.
+
+    SciPy semantics with ``border_value=0``; radius 0 returns ``masks``.
+    ``dilate``, ``radius`` and ``footprint`` are ``(B, K, 1, ...)``.
+    """
+    n = masks.ndim - 2
+    padded = F.pad(masks, [1, 1] * n, value=False)
+    # Dilation measures the distance to the mask, erosion the distance to its complement.
+    near = within_radius(padded ^ dilate, radius, footprint, footprints)
+    near = near[(slice(None), slice(None)) + (slice(1, -1),) * n]
+    present = masks.any(dim=spatial_dims(masks), keepdim=True)
+    return (near == dilate) & (present | ~dilate)  # dilation: near & present; erosion: ~near
+
+
+def boundary_voxels(masks: torch.Tensor) -> torch.Tensor:
+    """Mask voxels with a face neighbour outside the mask (the image border is not one)."""
+    cross = footprints.cross(1, masks.ndim - 2, device=masks.device)  # generate_binary_structure(n, 1)
+    return masks & ~ndimage.binary_erosion(masks, structure=cross, border_value=1)
+
+
+def no_distance(shape, metric: str, sampling=None) -> float:
+    """A length no distance in a volume of ``shape`` reaches: its diagonal.
+
+    Euclidean: ``sqrt(sum((n_i * s_i)^2))``; taxicab: ``sum(n_i)``;
+    chessboard: ``max(n_i)``.
+    """
+    spacing = [1.0] * len(shape) if sampling is None else list(sampling)
+    extent = [n * s for n, s in zip(shape, spacing)]
+    if metric == "euclidean":
+        return math.sqrt(sum(e * e for e in extent))
+    if metric == "taxicab":
+        return float(sum(extent))
+    return float(max(extent))
+
+
+def signed_distance(masks: torch.Tensor, metric: str, sampling=None) -> torch.Tensor:
+    """Signed distance map of each channel of bool ``masks (B, K, *spatial)``, float32.
+
+    Convention: the distance to the nearest boundary voxel (a mask voxel with
+    a face neighbour outside the mask), negative inside the mask, zero on the
+    boundary voxels, positive outside, where it equals the distance to the
+    nearest mask voxel. A channel without boundary voxels (empty, or full) is
+    ``+D`` (empty) or ``-D`` (full), with ``D`` the volume's diagonal
+    (:func:`no_distance`): farther than any real distance.
+    """
+    boundary = boundary_voxels(masks)
+    distance = distance_to_background(~boundary, metric, sampling).to(torch.float32)
+    no_boundary = ~boundary.any(dim=spatial_dims(masks), keepdim=True)
+    distance.masked_fill_(no_boundary, no_distance(masks.shape[2:], metric, sampling))  # a fresh tensor
+    return torch.where(masks & ~boundary, -distance, distance)

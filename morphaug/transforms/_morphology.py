@@ -1,0 +1,309 @@
+"""Random morphology of label maps and images, and per-class hole filling."""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+
+from .. import footprints as _footprints
+from .. import ndimage
+from ..ndimage._normalize import MODES
+from ._base import (
+    BatchTransform,
+    check_choices,
+    check_int_range,
+    check_probability,
+    generator_device,
+    per_sample,
+    randint,
+    uniform,
+)
+from ._distances import FOOTPRINTS, morph_step
+from ._labels import LabelTransform, class_masks, from_index, recombine, take, to_index
+
+__all__ = ["RandLabelMorphology", "RandGreyMorphology", "FillHoles"]
+
+LABEL_OPS = ("dilation", "erosion", "opening", "closing")
+GREY_OPS = ("erosion", "dilation", "opening", "closing", "white_tophat", "black_tophat", "gradient")
+
+
+def _is_one_of(choice: torch.Tensor, names: tuple[str, ...], wanted: set[str]) -> torch.Tensor:
+    """Where ``names[choice]`` is in ``wanted``, for a tensor of indices ``choice``."""
+    result = torch.zeros_like(choice, dtype=torch.bool)
+    for i, name in enumerate(names):
+        if name in wanted:
+            result = result | (choice == i)
+    return result
+
+
+class RandLabelMorphology(LabelTransform):
+    """Random per-class binary morphology of label maps (nnU-Net cascade augmentation), batched.
+
+    For each sample (probability ``prob``) and each class of ``classes``
+    (probability ``prob_per_class``) an op, a footprint shape and an integer
+    radius are drawn; the class's mask is transformed with SciPy's binary op
+    (``border_value=0``) and the label map is rebuilt.
+
+    Convention (class precedence):
+        All classes are transformed from the input label map, then combined:
+        a voxel that a class gains is taken from whatever class held it; when
+        several classes gain one voxel the highest class value wins; a voxel
+        that a class loses and no class gains becomes ``fill_value``.
+
+    Labels: ``label_format`` ``"index"`` ``(B, 1, ...)`` or ``"onehot"``
+    ``(B, K, ...)``; None infers index for one channel, one-hot otherwise.
+    Output has the input's format and dtype. One-hot labels are read by argmax.
+
+    Args:
+        keys: label keys.
+        ops: op names to draw from: ``dilation``, ``erosion``, ``opening``, ``closing``.
+        radius: int or inclusive range ``(low, high)`` of integer radii (``>= 0``).
+        footprint: shape names to draw from: ``ball``, ``cube``, ``cross``
+            (as :mod:`morphaug.footprints`).
+        prob: per-sample probability.
+        prob_per_class: probability that a class of a transformed sample is changed.
+        classes: class values to transform; default the foreground ``1 .. K-1``.
+        fill_value: class value of voxels a class loses (background).
+        num_classes: ``K`` for index labels when ``classes`` is None.
+        label_format: None, ``"index"`` or ``"onehot"``.
+        allow_missing_keys, generator: see :class:`BatchTransform`.
+
+    Params (``last_params``): ``apply (B,)`` bool; ``class_apply``, ``op``
+    (index into ``ops``), ``footprint`` (index into ``footprint``) and
+    ``radius``, each ``(B, K')`` for the ``K'`` selected classes.
+
+    Radii cost nothing extra: each step is a threshold of one batched
+    EDT/CDT over all samples and classes (see ``_distances``).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.transforms import RandLabelMorphology
+        >>> t = RandLabelMorphology("label", radius=(1, 2), prob=1.0, num_classes=3,
+        ...                         generator=torch.Generator().manual_seed(0))
+        >>> label = torch.zeros(2, 1, 16, 16, 16, dtype=torch.uint8)
+        >>> label[:, :, 4:12, 4:12, 4:12] = 1
+        >>> out = t({"label": label})["label"]
+        >>> out.shape, out.dtype
+        (torch.Size([2, 1, 16, 16, 16]), torch.uint8)
+    """
+
+    _repr_fields = ("ops", "radius", "footprint", "prob", "prob_per_class", "classes", "fill_value",
+                    "num_classes", "label_format")
+
+    def __init__(self, keys, ops=LABEL_OPS, radius=(1, 3), footprint=FOOTPRINTS, prob: float = 0.5,
+                 prob_per_class: float = 1.0, classes=None, fill_value: int = 0, num_classes=None,
+                 label_format=None, *, allow_missing_keys: bool = False,
+                 generator: torch.Generator | None = None):
+        super().__init__(keys, allow_missing_keys=allow_missing_keys, prob=prob, generator=generator)
+        self.ops = check_choices(ops, LABEL_OPS, "ops")
+        self.radius = check_int_range(radius, "radius", minimum=0)
+        self.footprint = check_choices(footprint, FOOTPRINTS, "footprint")
+        self.prob_per_class = check_probability(prob_per_class, "prob_per_class")
+        if isinstance(fill_value, bool) or not isinstance(fill_value, numbers.Integral) or fill_value < 0:
+            raise ValueError(f"fill_value must be a non-negative int (a class value), got {fill_value!r}")
+        self.fill_value = int(fill_value)
+        self._setup_labels(classes, num_classes, label_format)
+
+    def _labels(self, x):
+        fmt, classes = super()._labels(x)
+        if fmt == "onehot" and self.fill_value >= x.shape[1]:
+            raise ValueError(f"{type(self).__name__}: fill_value={self.fill_value} is not a channel of "
+                             f"one-hot labels with {x.shape[1]} channels")
+        return fmt, classes
+
+    def make_params(self, batch, generator=None):
+        params = super().make_params(batch, generator)
+        shape = (batch.shape[0], len(self._labels(batch)[1]))
+        device = batch.device
+        params["class_apply"] = uniform(shape, generator, device) < self.prob_per_class
+        params["op"] = randint(0, len(self.ops) - 1, shape, generator, device)
+        params["footprint"] = randint(0, len(self.footprint) - 1, shape, generator, device)
+        params["radius"] = randint(*self.radius, shape, generator, device)
+        return params
+
+    def apply(self, x, params, role):
+        if self._passes_through(role):
+            return x
+        fmt, classes = self._labels(x)
+        if params["op"].shape[1] != len(classes):
+            raise ValueError(f"{type(self).__name__}: params were drawn for {params['op'].shape[1]} "
+                             f"classes, these labels have {len(classes)} ({classes})")
+        index = to_index(x, fmt)
+        masks = class_masks(index, "index", classes)
+        new_masks = self._morph(masks, params)
+        out = from_index(recombine(index, masks, new_masks, classes, self.fill_value), fmt, x)
+        # skipped samples already have radius 0; the blend also keeps them bit-exact (e.g. invalid one-hot)
+        return torch.where(per_sample(params["apply"], x.ndim), out, x)
+
+    def _morph(self, masks: torch.Tensor, params) -> torch.Tensor:
+        """The drawn op on each ``(sample, class)`` mask of ``masks (B, K', *spatial)``."""
+        ndim = masks.ndim
+        op = per_sample(params["op"], ndim)
+        active = per_sample(params["apply"][:, None] & params["class_apply"], ndim)
+        radius = torch.where(active, per_sample(params["radius"], ndim), 0)  # radius 0: unchanged
+        footprint = per_sample(params["footprint"], ndim)
+        first_dilates = _is_one_of(op, self.ops, {"dilation", "closing"})
+        result = morph_step(masks, first_dilates, radius, footprint, self.footprint)
+        if {"opening", "closing"} & set(self.ops):
+            two_steps = _is_one_of(op, self.ops, {"opening", "closing"})
+            second_radius = torch.where(two_steps, radius, 0)
+            result = morph_step(result, ~first_dilates, second_radius, footprint, self.footprint)
+        return result
+
+
+class RandGreyMorphology(BatchTransform):
+    """Random grey-level morphology of images with a random element per sample.
+
+    For each sample (probability ``prob``) an op, a footprint shape and an
+    integer radius are drawn (:func:`morphaug.footprints.random_footprints`);
+    the sample becomes ``scipy.ndimage``'s op with that flat footprint:
+    ``erosion``/``dilation`` (``grey_erosion``/``grey_dilation``),
+    ``opening``/``closing`` (``grey_opening``/``grey_closing``),
+    ``white_tophat``, ``black_tophat`` and ``gradient``
+    (``morphological_gradient``). Every op in ``ops`` is computed on the
+    whole batch with the per-sample footprints and each sample takes its own
+    with ``torch.where``: no host sync, no loop over samples.
+
+    Args:
+        keys: image keys (float or integer intensities, dtype preserved).
+        ops: op names to draw from (see above).
+        radius: int or inclusive range ``(low, high)`` of radii (``>= 1``).
+        footprint: shape names to draw from: ``ball``, ``cube``, ``cross``.
+        prob: per-sample probability.
+        mode, cval: border handling, as in ``scipy.ndimage.grey_erosion``.
+        allow_missing_keys, generator: see :class:`BatchTransform`.
+
+    Params (``last_params``): ``apply``, ``op`` (index into ``ops``),
+    ``footprint`` (index into ``footprint``), ``radius``, each ``(B,)``, and
+    ``footprints (B, *k)`` bool, the elements themselves.
+
+    Example:
+        >>> import torch
+        >>> from morphaug.transforms import RandGreyMorphology
+        >>> t = RandGreyMorphology("image", prob=1.0, generator=torch.Generator().manual_seed(0))
+        >>> image = torch.rand(2, 1, 16, 16, 16)
+        >>> t({"image": image})["image"].shape
+        torch.Size([2, 1, 16, 16, 16])
+    """
+
+    role = "image"
+    _repr_fields = ("ops", "radius", "footprint", "prob", "mode", "cval")
+
+    def __init__(self, keys, ops=GREY_OPS, radius=(1, 2), footprint=FOOTPRINTS, prob: float = 0.5,
+                 mode: str = "reflect", cval: float = 0.0, *, allow_missing_keys: bool = False,
+                 generator: torch.Generator | None = None):
+        super().__init__(keys, allow_missing_keys=allow_missing_keys, prob=prob, generator=generator)
+        self.ops = check_choices(ops, GREY_OPS, "ops")
+        self.radius = check_int_range(radius, "radius", minimum=1)
+        self.footprint = check_choices(footprint, FOOTPRINTS, "footprint")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {tuple(MODES)}, got {mode!r}")
+        self.mode = mode
+        if isinstance(cval, bool) or not isinstance(cval, numbers.Real):
+            raise TypeError(f"cval must be a real number, got {cval!r}")
+        self.cval = cval
+
+    def make_params(self, batch, generator=None):
+        params = super().make_params(batch, generator)
+        batch_size, device = batch.shape[0], batch.device
+        params["op"] = randint(0, len(self.ops) - 1, (batch_size,), generator, device)
+        draw = _footprints.random_footprints(batch_size, self.footprint, self.radius, batch.ndim - 2,
+                                             generator=generator, device=generator_device(generator, device))
+        params["footprint"] = draw.shape_index.to(device)
+        params["radius"] = draw.radius.to(device)
+        params["footprints"] = draw.footprints.to(device)
+        return params
+
+    def apply(self, x, params, role):
+        if self._passes_through(role):
+            return x
+        results = self._ops(x, params["footprints"])
+        op = per_sample(params["op"], x.ndim)
+        out = x
+        for i, name in enumerate(self.ops):
+            out = torch.where(op == i, results(name), out)
+        return torch.where(per_sample(params["apply"], x.ndim), out, x)
+
+    def _ops(self, x: torch.Tensor, footprints: torch.Tensor):
+        """``result(name)``: op ``name`` on the whole batch, computing each erosion/dilation once."""
+        kwargs = {"footprint": footprints, "mode": self.mode, "cval": self.cval}
+        recipes = {
+            "erosion": lambda: ndimage.grey_erosion(x, **kwargs),
+            "dilation": lambda: ndimage.grey_dilation(x, **kwargs),
+            "opening": lambda: ndimage.grey_dilation(result("erosion"), **kwargs),  # as scipy's grey_opening
+            "closing": lambda: ndimage.grey_erosion(result("dilation"), **kwargs),  # as scipy's grey_closing
+            "white_tophat": lambda: x - result("opening"),
+            "black_tophat": lambda: result("closing") - x,
+            "gradient": lambda: result("dilation") - result("erosion"),
+        }
+        cache = {}
+
+        def result(name):
+            if name not in cache:
+                cache[name] = recipes[name]()
+            return cache[name]
+
+        return result
+
+
+class FillHoles(LabelTransform):
+    """Fill the holes of each class of a label map (``scipy.ndimage.binary_fill_holes``).
+
+    A hole of class ``k`` is a region outside the class that the class
+    encloses (background connectivity ``connectivity``, as
+    ``generate_binary_structure(ndim, connectivity)``).
+
+    Convention:
+        Only background voxels (class 0) are filled, so a class enclosed by
+        another is kept. A background voxel in holes of several classes
+        (nested classes) goes to the innermost one: the class whose filled
+        region (``binary_fill_holes`` of its mask) is smallest, the lowest
+        class on a tie. Deterministic: ``last_params`` is empty.
+
+    Args:
+        keys: label keys (index or one-hot, see :class:`RandLabelMorphology`).
+        classes: class values to fill; default the foreground ``1 .. K-1``.
+        connectivity: 1 (faces) .. ndim (full) connectivity of the background.
+        num_classes, label_format, allow_missing_keys: as in :class:`RandLabelMorphology`.
+
+    Example:
+        >>> import torch
+        >>> from morphaug.transforms import FillHoles
+        >>> label = torch.zeros(1, 1, 5, 5, dtype=torch.long)
+        >>> label[0, 0, 1:4, 1:4] = 1
+        >>> label[0, 0, 2, 2] = 0
+        >>> int(FillHoles("label", num_classes=2)(label)[0, 0, 2, 2])
+        1
+    """
+
+    _repr_fields = ("classes", "connectivity", "num_classes", "label_format")
+
+    def __init__(self, keys, classes=None, connectivity: int = 1, num_classes=None, label_format=None,
+                 *, allow_missing_keys: bool = False):
+        super().__init__(keys, allow_missing_keys=allow_missing_keys)
+        if isinstance(connectivity, bool) or not isinstance(connectivity, numbers.Integral) or connectivity < 1:
+            raise ValueError(f"connectivity must be an int >= 1, got {connectivity!r}")
+        self.connectivity = int(connectivity)
+        self._setup_labels(classes, num_classes, label_format)
+
+    def make_params(self, batch, generator=None):
+        return {}
+
+    def apply(self, x, params, role):
+        if self._passes_through(role):
+            return x
+        fmt, classes = self._labels(x)
+        ndim = x.ndim - 2
+        if self.connectivity > ndim:
+            raise ValueError(f"{type(self).__name__}: connectivity={self.connectivity} exceeds the {ndim} spatial axes")
+        index = to_index(x, fmt)
+        masks = class_masks(index, "index", classes)
+        # generate_binary_structure(ndim, c), built on the labels' device: the L1 ball in the 3^n box
+        c = self.connectivity
+        structure = _footprints.cross(c, ndim, device=x.device)[(slice(c - 1, c + 2),) * ndim]
+        filled = ndimage.binary_fill_holes(masks, structure=structure)
+        holes = filled & ~masks & (index == 0)
+        size = filled.sum(dim=tuple(range(2, x.ndim)), keepdim=True)
+        innermost = torch.where(holes, size, torch.iinfo(size.dtype).max).argmin(dim=1, keepdim=True)
+        return from_index(take(classes, innermost, holes.any(dim=1, keepdim=True), index), fmt, x)

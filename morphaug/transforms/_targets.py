@@ -1,0 +1,320 @@
+"""Targets derived from label maps: distance maps, boundaries, boundary jitter."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+import torch.nn.functional as F
+
+from ._base import check_float_range, check_int_range, normal, per_sample, randint, uniform
+from ._distances import (
+    FOOTPRINT_METRIC,
+    FOOTPRINTS,
+    METRICS,
+    distance_to_background,
+    no_distance,
+    signed_distance,
+)
+from ._labels import LabelTransform, class_masks, from_index, spatial_dims, take, to_index
+
+__all__ = ["DistanceMap", "LabelBoundary", "RandBoundaryJitter"]
+
+
+class _LabelTarget(LabelTransform):
+    """Per-class target maps: the default classes include background."""
+
+    include_background = True
+
+    def _masks(self, x: torch.Tensor) -> torch.Tensor:
+        fmt, classes = self._labels(x)
+        return class_masks(x, fmt, classes)
+
+
+class DistanceMap(_LabelTarget):
+    """Per-class distance maps of label maps, ``(B, K', *spatial)`` float32.
+
+    Convention:
+        ``signed=False``: distance from each voxel to the nearest voxel of
+        the class (0 inside the class). ``signed=True``: the signed distance
+        map of boundary losses: distance to the nearest *boundary voxel* of
+        the class (a class voxel with a face neighbour outside the class; the
+        image border is not a boundary), negative inside the class, zero on
+        the boundary voxels, positive outside, where it equals the unsigned
+        distance. A class absent from a sample is at distance ``D``
+        everywhere (``+D`` signed), a class filling the sample is ``0``
+        unsigned and ``-D`` signed, with ``D`` the image diagonal in physical
+        units (``sqrt(sum((n_i * s_i)^2))``, taxicab ``sum(n_i)``,
+        chessboard ``max(n_i)``): never NaN or inf. Then ``clip`` (in
+        distance units), then ``normalize``.
+
+    Args:
+        keys: label keys (index or one-hot, see :class:`RandLabelMorphology`).
+        output_keys: where the maps go; default: replace ``keys``.
+        metric: ``"euclidean"`` (EDT), ``"taxicab"`` or ``"chessboard"`` (exact CDT).
+        signed: signed map (see Convention).
+        normalize: None; ``"max"``: divide each ``(sample, class)`` map by its
+            largest absolute value (an all-zero map stays zero);
+            ``"diagonal"``: divide by ``D``, so values lie in ``[-1, 1]``.
+        clip: None, ``c > 0`` for ``[-c, c]``, or ``(low, high)``.
+        classes: class values (one-hot channels); default every class,
+            background included.
+        sampling: voxel spacing per spatial axis (Euclidean only).
+        num_classes, label_format, allow_missing_keys: as in :class:`RandLabelMorphology`.
+
+    Output tensors have the input's subclass and metadata. Deterministic.
+
+    Example:
+        >>> import torch
+        >>> from morphaug.transforms import DistanceMap
+        >>> label = torch.zeros(1, 1, 8, 8, dtype=torch.long)
+        >>> label[0, 0, 2:6, 2:6] = 1
+        >>> sdf = DistanceMap("label", output_keys="sdf", signed=True, classes=[1])
+        >>> out = sdf({"label": label})
+        >>> out["sdf"].shape, float(out["sdf"][0, 0, 3, 3]), float(out["sdf"][0, 0, 2, 2]), float(out["sdf"][0, 0, 0, 2])
+        (torch.Size([1, 1, 8, 8]), -1.0, 0.0, 2.0)
+    """
+
+    _repr_fields = ("metric", "signed", "normalize", "clip", "classes", "sampling", "num_classes",
+                    "label_format")
+
+    def __init__(self, keys, output_keys=None, metric: str = "euclidean", signed: bool = False,
+                 normalize=None, clip=None, classes=None, sampling=None, num_classes=None,
+                 label_format=None, *, allow_missing_keys: bool = False):
+        super().__init__(keys, output_keys=output_keys, allow_missing_keys=allow_missing_keys)
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+        self.metric = metric
+        self.signed = bool(signed)
+        if normalize not in (None, "max", "diagonal"):
+            raise ValueError(f"normalize must be None, 'max' or 'diagonal', got {normalize!r}")
+        self.normalize = normalize
+        if isinstance(clip, numbers.Real) and not isinstance(clip, bool):
+            if clip <= 0:
+                raise ValueError(f"clip must be positive, got {clip!r}")
+            self.clip = (-float(clip), float(clip))
+        else:
+            self.clip = None if clip is None else check_float_range(clip, "clip", minimum=-math.inf)
+        if sampling is not None:
+            if self.metric != "euclidean":
+                raise ValueError(f"sampling is only supported with metric='euclidean', got {metric!r}")
+            values = (sampling,) if isinstance(sampling, numbers.Real) else tuple(sampling)
+            if not values or any(isinstance(s, bool) or not isinstance(s, numbers.Real) or not s > 0
+                                 for s in values):
+                raise ValueError(f"sampling must be a positive number or one per spatial axis, got {sampling!r}")
+            sampling = tuple(float(s) for s in values)
+        self.sampling = sampling
+        self._setup_labels(classes, num_classes, label_format, min_classes=1)
+
+    def make_params(self, batch, generator=None):
+        return {}
+
+    def _sampling(self, ndim: int):
+        if self.sampling is None or len(self.sampling) == ndim:
+            return self.sampling
+        if len(self.sampling) == 1:
+            return self.sampling * ndim
+        raise ValueError(f"{type(self).__name__}: sampling {self.sampling} does not match {ndim} spatial axes")
+
+    def apply(self, x, params, role):
+        if self._passes_through(role):
+            return x
+        masks = self._masks(x)
+        sampling = self._sampling(x.ndim - 2)
+        diagonal = no_distance(x.shape[2:], self.metric, sampling)
+        if self.signed:
+            distance = signed_distance(masks, self.metric, sampling)
+        else:
+            distance = distance_to_background(~masks, self.metric, sampling).to(torch.float32)
+            absent = ~masks.any(dim=spatial_dims(masks), keepdim=True)
+            distance.masked_fill_(absent, diagonal)  # a fresh tensor
+        if self.clip is not None:
+            distance = distance.clamp(*self.clip)
+        if self.normalize == "diagonal":
+            distance = distance / diagonal
+        elif self.normalize == "max":
+            scale = distance.abs().amax(dim=spatial_dims(distance), keepdim=True)
+            distance = distance / scale.clamp_min(torch.finfo(torch.float32).tiny)
+        return distance
+
+
+class LabelBoundary(_LabelTarget):
+    """Per-class boundary maps of label maps, with a random thickness per sample.
+
+    The boundary of class mask ``M`` with thickness ``t`` (``footprint`` of
+    radius ``t``, as in :class:`RandLabelMorphology`) is, with SciPy's ops:
+
+    * ``"inner"``: ``M & ~binary_erosion(M, fp, border_value=1)``: class
+      voxels within ``t`` of another class (the image border is not a boundary);
+    * ``"outer"``: ``binary_dilation(M, fp) & ~M``;
+    * ``"both"``: their union, the morphological gradient.
+
+    Each is a threshold of one batched EDT/CDT, whatever ``t``.
+
+    Args:
+        keys: label keys (index or one-hot, see :class:`RandLabelMorphology`).
+        output_keys: where the maps go; default: replace ``keys``.
+        thickness: int or inclusive range ``(low, high)`` (``>= 1``), drawn per sample.
+        side: ``"inner"``, ``"outer"`` or ``"both"``.
+        classes: class values (one-hot channels); default every class,
+            background included.
+        prob: per-sample probability; a skipped sample's maps are all zero.
+        footprint: ``"ball"``, ``"cube"`` or ``"cross"``.
+        num_classes, label_format, allow_missing_keys, generator: as in
+            :class:`RandLabelMorphology`.
+
+    Output: ``(B, K', *spatial)`` of 0/1 in the label's dtype and subclass.
+    Params (``last_params``): ``apply`` and ``thickness``, each ``(B,)``.
+
+    Example:
+        >>> import torch
+        >>> from morphaug.transforms import LabelBoundary
+        >>> label = torch.zeros(1, 1, 6, 6, dtype=torch.long)
+        >>> label[0, 0, 1:5, 1:5] = 1
+        >>> LabelBoundary("label", classes=[1])(label)[0, 0].sum().item()
+        12
+    """
+
+    _repr_fields = ("thickness", "side", "classes", "prob", "footprint", "num_classes", "label_format")
+
+    def __init__(self, keys, output_keys=None, thickness=1, side: str = "inner", classes=None,
+                 prob: float = 1.0, footprint: str = "ball", num_classes=None, label_format=None, *,
+                 allow_missing_keys: bool = False, generator: torch.Generator | None = None):
+        super().__init__(keys, output_keys=output_keys, allow_missing_keys=allow_missing_keys,
+                         prob=prob, generator=generator)
+        self.thickness = check_int_range(thickness, "thickness", minimum=1)
+        if side not in ("inner", "outer", "both"):
+            raise ValueError(f"side must be 'inner', 'outer' or 'both', got {side!r}")
+        self.side = side
+        if footprint not in FOOTPRINTS:
+            raise ValueError(f"footprint must be one of {FOOTPRINTS}, got {footprint!r}")
+        self.footprint = footprint
+        self._setup_labels(classes, num_classes, label_format, min_classes=1)
+
+    def make_params(self, batch, generator=None):
+        params = super().make_params(batch, generator)
+        params["thickness"] = randint(*self.thickness, (batch.shape[0],), generator, batch.device)
+        return params
+
+    def apply(self, x, params, role):
+        if self._passes_through(role):
+            return x
+        masks = self._masks(x)
+        metric = FOOTPRINT_METRIC[self.footprint]
+        thickness = per_sample(params["thickness"], masks.ndim)
+        dims = spatial_dims(masks)
+        boundary = torch.zeros_like(masks)
+        if self.side in ("inner", "both"):
+            has_background = ~masks.all(dim=dims, keepdim=True)
+            near = distance_to_background(masks, metric) <= thickness
+            boundary |= masks & near & has_background
+        if self.side in ("outer", "both"):
+            present = masks.any(dim=dims, keepdim=True)
+            near = distance_to_background(~masks, metric) <= thickness
+            boundary |= ~masks & near & present
+        boundary &= per_sample(params["apply"], masks.ndim)
+        return boundary.to(x.dtype)
+
+
+def smooth_noise(shape, sigma: float, generator, device) -> torch.Tensor:
+    """Gaussian-filtered white noise of ``shape (B, K, *spatial)`` with unit variance.
+
+    The noise is drawn on a margin of ``4 sigma`` (SciPy's ``truncate``) and
+    filtered without padding, so the field is stationary up to the border;
+    dividing by the filter's L2 norm makes each voxel standard normal.
+    """
+    radius = math.ceil(4.0 * sigma)
+    spatial = shape[2:]
+    noise = normal((*shape[:2], *(n + 2 * radius for n in spatial)), generator, device)
+    if radius == 0:
+        return noise
+    offsets = torch.arange(-radius, radius + 1, device=device, dtype=torch.float32)
+    kernel = torch.exp(-0.5 * (offsets / sigma) ** 2)
+    kernel = kernel / kernel.sum()
+    for dim in range(2, noise.ndim):
+        moved = noise.movedim(dim, -1)
+        lines = moved.reshape(-1, 1, moved.shape[-1])
+        filtered = F.conv1d(lines, kernel.view(1, 1, -1))
+        noise = filtered.reshape(*moved.shape[:-1], -1).movedim(-1, dim)
+    return noise / kernel.square().sum().sqrt() ** len(spatial)
+
+
+class RandBoundaryJitter(LabelTransform):
+    """Annotation noise: smooth random displacement of every class boundary.
+
+    Each candidate class (``classes`` plus background 0) gets a signed
+    distance map ``sdf_k`` (:class:`DistanceMap` convention, voxel units)
+    and a smooth standard-normal field ``g_k`` (Gaussian-filtered noise with
+    standard deviation ``smoothness`` voxels). Each voxel of a candidate
+    class becomes ``argmax_k(-sdf_k + sqrt(2) * m * g_k)`` (ties: the lowest
+    class), with ``m`` drawn per sample in ``magnitude``: at ``m = 0`` the
+    labels are unchanged, and an interface between two classes moves by
+    ``(sqrt(2) m (g_j - g_k)) / 2`` voxels, a displacement with standard
+    deviation ``m``. Voxels of classes outside the candidates are kept and
+    never gained. Labels stay valid: one class per voxel, same format and dtype.
+
+    Args:
+        keys: label keys (index or one-hot, see :class:`RandLabelMorphology`).
+        magnitude: number or range ``(low, high)`` (``>= 0``): displacement
+            standard deviation in voxels, drawn per sample.
+        smoothness: standard deviation of the Gaussian filter in voxels (``>= 0``).
+        prob: per-sample probability.
+        classes: classes whose boundaries move; default the foreground ``1 .. K-1``.
+        num_classes, label_format, allow_missing_keys, generator: as in
+            :class:`RandLabelMorphology`.
+
+    Params (``last_params``): ``apply`` and ``magnitude``, ``(B,)``; ``field``
+    ``(B, K'', *spatial)`` float32, ``g_k`` for the sorted candidate classes.
+
+    Example:
+        >>> import torch
+        >>> from morphaug.transforms import RandBoundaryJitter
+        >>> label = torch.zeros(2, 1, 16, 16, dtype=torch.uint8)
+        >>> label[:, :, 4:12, 4:12] = 1
+        >>> t = RandBoundaryJitter("label", prob=1.0, num_classes=2,
+        ...                        generator=torch.Generator().manual_seed(0))
+        >>> t(label).unique().tolist()
+        [0, 1]
+    """
+
+    _repr_fields = ("magnitude", "smoothness", "prob", "classes", "num_classes", "label_format")
+
+    def __init__(self, keys, magnitude=(0.0, 2.0), smoothness: float = 4.0, prob: float = 0.5,
+                 classes=None, num_classes=None, label_format=None, *, allow_missing_keys: bool = False,
+                 generator: torch.Generator | None = None):
+        super().__init__(keys, allow_missing_keys=allow_missing_keys, prob=prob, generator=generator)
+        self.magnitude = check_float_range(magnitude, "magnitude", minimum=0.0)
+        if isinstance(smoothness, bool) or not isinstance(smoothness, numbers.Real) or not 0 <= smoothness < math.inf:
+            raise ValueError(f"smoothness must be a finite number >= 0, got {smoothness!r}")
+        self.smoothness = float(smoothness)
+        self._setup_labels(classes, num_classes, label_format)
+
+    def _candidates(self, x: torch.Tensor) -> tuple[str, tuple[int, ...]]:
+        """The label format and the competing classes: ``classes`` and background."""
+        fmt, classes = self._labels(x)
+        return fmt, tuple(sorted({0, *classes}))
+
+    def make_params(self, batch, generator=None):
+        params = super().make_params(batch, generator)
+        batch_size, device = batch.shape[0], batch.device
+        low, high = self.magnitude
+        params["magnitude"] = low + (high - low) * uniform((batch_size,), generator, device)
+        shape = (batch_size, len(self._candidates(batch)[1]), *batch.shape[2:])
+        params["field"] = smooth_noise(shape, self.smoothness, generator, device)
+        return params
+
+    def apply(self, x, params, role):
+        if self._passes_through(role):
+            return x
+        fmt, candidates = self._candidates(x)
+        field = params["field"]
+        if field.shape[1:] != (len(candidates), *x.shape[2:]):
+            raise ValueError(f"{type(self).__name__}: params['field'] has shape {tuple(field.shape)}, "
+                             f"expected (B, {len(candidates)}, *{tuple(x.shape[2:])})")
+        index = to_index(x, fmt)
+        masks = class_masks(index, "index", candidates)
+        score = math.sqrt(2.0) * per_sample(params["magnitude"], field.ndim) * field
+        score = score - signed_distance(masks, "euclidean")
+        move = masks.any(dim=1, keepdim=True) & per_sample(params["apply"], x.ndim)
+        return from_index(take(candidates, score.argmax(dim=1, keepdim=True), move, index), fmt, x)
