@@ -1,0 +1,533 @@
+"""Distance transforms: parity with scipy.ndimage on every (b, c) slice."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import ndimage as ndi
+
+from conftest import to_numpy
+from morphaug.ndimage import (
+    _distance,
+    distance_transform_bf,
+    distance_transform_cdt,
+    distance_transform_edt,
+)
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+INPUT_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                torch.float16, torch.bfloat16, torch.float32, torch.float64]
+# probability of foreground, drawn per (b, c) slice: all background, sparse,
+# dense, all foreground (no background: SciPy's special results)
+DENSITIES = [0.0, 0.05, 0.3, 0.7, 0.95, 1.0]
+SIZES = {1: 40, 2: 40, 3: 10, 4: 6}
+BF_SIZES = {1: 40, 2: 20, 3: 7, 4: 5}
+
+
+# --------------------------------------------------------------------------
+# inputs and references
+
+
+@st.composite
+def batches(draw, sizes=SIZES):
+    """A random input tensor (B, C, *spatial) and the NumPy RNG that made it."""
+    rank = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(1, sizes[rank]), min_size=rank, max_size=rank)))
+    b, c = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    dtype = draw(st.sampled_from(INPUT_DTYPES))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    density = rng.choice(DENSITIES, size=(b, c) + (1,) * rank)
+    return make_input(rng.random((b, c) + shape) < density, dtype, rng), rng
+
+
+def make_input(foreground: np.ndarray, dtype: torch.dtype, rng) -> torch.Tensor:
+    """``foreground`` as a tensor of ``dtype`` with assorted nonzero values (NaN included)."""
+    if dtype == torch.bool:
+        return torch.from_numpy(foreground)
+    values = rng.integers(1, 5, size=foreground.shape) * rng.choice([-1, 1], size=foreground.shape)
+    values = np.where(foreground, values, 0).astype(np.float64)
+    if dtype.is_floating_point:
+        values[foreground & (rng.random(foreground.shape) < 0.1)] = np.nan
+    return torch.from_numpy(values).to(dtype)
+
+
+def reference(fn, x: torch.Tensor, **kwargs):
+    """SciPy's (distances (B, C, *spatial), indices (S, B, C, *spatial)), slice by slice."""
+    source = to_numpy(x)
+    batch, channels, *spatial = source.shape
+    dists, inds = [], []
+    for b in range(batch):
+        for c in range(channels):
+            d, i = fn(source[b, c], return_indices=True, **kwargs)
+            dists.append(d)
+            inds.append(i)
+    dists = np.stack(dists).reshape(batch, channels, *spatial)
+    inds = np.stack(inds, axis=1).reshape(len(spatial), batch, channels, *spatial)
+    return dists, inds
+
+
+def feature_distances(indices: np.ndarray, sampling) -> np.ndarray:
+    """Euclidean distance from every voxel to the voxel its indices point at (float64)."""
+    spatial = indices.shape[3:]
+    grid = np.indices(spatial)[:, None, None]
+    scale = np.broadcast_to(np.asarray(sampling, dtype=np.float64), (len(spatial),))
+    diff = (indices - grid) * scale.reshape((-1,) + (1,) * (indices.ndim - 1))
+    return np.sqrt((diff ** 2).sum(0))
+
+
+def assert_equal(actual, expected, what):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    bad = np.argwhere(actual != expected)
+    assert len(bad) == 0, (f"{what}: {len(bad)} elements differ, first at {bad[:3].tolist()}: "
+                           f"{actual[tuple(bad[0])]} != {expected[tuple(bad[0])]}")
+
+
+def assert_unchanged(x, before):
+    torch.testing.assert_close(x, before, rtol=0, atol=0, equal_nan=True)
+
+
+def sampling_strategy(rank):
+    value = st.floats(0.25, 4.0).map(lambda v: round(v, 2))
+    return st.one_of(st.none(), value, st.lists(value, min_size=rank, max_size=rank))
+
+
+# --------------------------------------------------------------------------
+# distance_transform_edt
+
+
+@SETTINGS
+@given(case=batches(), data=st.data())
+def test_edt_matches_scipy(device, case, data):
+    x, _ = case
+    rank = x.ndim - 2
+    sampling = data.draw(sampling_strategy(rank), label="sampling")
+    out_dtype = data.draw(st.sampled_from([None, torch.float32, torch.float64]), label="distances")
+    x = x.to(device)
+    before = x.clone()
+
+    distances = None
+    if out_dtype is not None:
+        distances = torch.full(x.shape, -5.0, dtype=out_dtype, device=device)
+    result = distance_transform_edt(x, sampling=sampling, return_indices=True, distances=distances)
+    if distances is None:
+        dist, inds = result
+        assert dist.dtype == torch.float32
+    else:
+        dist, inds = distances, result
+    assert inds.dtype == torch.int32 and inds.device == x.device
+    assert_unchanged(x, before)
+
+    expected_d, expected_i = reference(ndi.distance_transform_edt, x, sampling=sampling)
+    got_d, got_i = to_numpy(dist), to_numpy(inds)
+    rtol = 1e-6 if dist.dtype == torch.float32 else 1e-15  # torch's sqrt: within 1 ulp
+    np.testing.assert_allclose(got_d, expected_d, rtol=rtol, atol=0)
+    if dist.dtype == torch.float64 and sampling is None:
+        assert_equal(np.rint(got_d ** 2), np.rint(expected_d ** 2), "squared distances")
+    if sampling is None or dist.dtype == torch.float64:  # SciPy's arithmetic, SciPy's ties
+        assert_equal(got_i, expected_i, "indices")
+    else:  # float32: ties may be broken otherwise at distances equal up to rounding
+        np.testing.assert_allclose(feature_distances(got_i, sampling), expected_d,
+                                   rtol=1e-6, atol=0)
+        has_background = (to_numpy(x) == 0).reshape(x.shape[0], x.shape[1], -1).any(-1)
+        for b, c in zip(*np.nonzero(has_background)):
+            assert not to_numpy(x)[b, c][tuple(got_i[:, b, c].reshape(rank, -1))].any()
+
+
+def test_edt_squared_distances_are_exact_integers():
+    rng = np.random.default_rng(3)
+    x = torch.from_numpy(rng.random((2, 2, 37, 29)) < 0.97)
+    squared, _ = _distance._edt_torch(x, None, False, torch.float32)
+    assert not squared.dtype.is_floating_point
+    expected, _ = reference(ndi.distance_transform_edt, x)
+    assert_equal(squared.numpy(), np.rint(expected ** 2).astype(np.int64), "squared distances")
+
+
+def test_edt_without_background_measures_to_minus_one_zero():
+    x = torch.ones(1, 2, 3, 4)
+    x[0, 1, 2, 3] = 0  # the second slice has one background voxel
+    dist, inds = distance_transform_edt(x, sampling=(2.0, 3.0), return_indices=True)
+    expected_d, expected_i = reference(ndi.distance_transform_edt, x, sampling=(2.0, 3.0))
+    assert_equal(to_numpy(inds), expected_i, "indices")
+    np.testing.assert_allclose(to_numpy(dist), expected_d, rtol=1e-6)
+    assert (inds[0, 0, 0] == -1).all() and (inds[1, 0, 0] == 0).all()
+
+
+def test_edt_chunking_bounds_memory(monkeypatch):
+    """A 64^3 volume in blocks of at most 2^15 candidates: never O(N^2) intermediates."""
+    rng = np.random.default_rng(4)
+    x = torch.from_numpy(rng.random((1, 1, 64, 64, 64)) < 0.999)
+    expected_d, expected_i = reference(ndi.distance_transform_edt, x)
+
+    budget = 1 << 15
+    largest = []
+    block = _distance._min_plus_block
+
+    def recording_block(g, weights, want_arg):
+        largest.append(g.shape[0] * weights.shape[0] * g.shape[1])
+        return block(g, weights, want_arg)
+
+    monkeypatch.setattr(_distance, "_CHUNK_ELEMENTS", budget)
+    monkeypatch.setattr(_distance, "_min_plus_block", recording_block)
+    dist, inds = distance_transform_edt(x, return_indices=True)
+    assert max(largest) <= budget and len(largest) > 1
+    np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
+    assert_equal(inds.numpy(), expected_i, "indices")
+
+
+def test_edt_blocks_along_lines(monkeypatch):
+    """Lines longer than the block budget allows are split along the output positions too."""
+    rng = np.random.default_rng(5)
+    x = torch.from_numpy(rng.random((2, 3, 9, 70)) < 0.9)
+    monkeypatch.setattr(_distance, "_CHUNK_ELEMENTS", 100)
+    dist, inds = distance_transform_edt(x, sampling=[1.5, 0.5], return_indices=True)
+    expected_d, _ = reference(ndi.distance_transform_edt, x, sampling=[1.5, 0.5])
+    np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(feature_distances(inds.numpy(), [1.5, 0.5]), expected_d, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# distance_transform_cdt
+
+
+@SETTINGS
+@given(case=batches(), data=st.data())
+def test_cdt_matches_scipy(device, case, data):
+    x, rng = case
+    rank = x.ndim - 2
+    kinds = ["taxicab", "cityblock", "manhattan", "chessboard", "array", "tensor", "list"]
+    kind = data.draw(st.sampled_from(kinds), label="metric")
+    structure = rng.random((3,) * rank) < 0.5
+    metric = {"array": structure, "tensor": torch.from_numpy(structure).to(device),
+              "list": structure.astype(int).tolist()}.get(kind, kind)
+    scipy_metric = structure if kind in ("array", "tensor", "list") else kind
+    preallocate = data.draw(st.booleans(), label="preallocate")
+    x = x.to(device)
+    before = x.clone()
+
+    if preallocate:
+        distances = torch.full(x.shape, 7, dtype=torch.int32, device=device)
+        indices = torch.full((rank,) + tuple(x.shape), 7, dtype=torch.int32, device=device)
+        assert distance_transform_cdt(x, metric, return_indices=True,
+                                      distances=distances, indices=indices) is None
+        dist, inds = distances, indices
+    else:
+        dist, inds = distance_transform_cdt(x, metric, return_indices=True)
+    assert dist.dtype == torch.int32 and inds.dtype == torch.int32
+    assert_unchanged(x, before)
+
+    expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=scipy_metric)
+    assert_equal(to_numpy(dist), expected_d, "distances")
+    assert_equal(to_numpy(inds), expected_i, "indices")
+
+
+def test_cdt_without_background_keeps_minus_one_and_own_index():
+    x = torch.ones(2, 1, 3, 4, dtype=torch.uint8)
+    x[1, 0, 0, 0] = 0
+    dist, inds = distance_transform_cdt(x, "taxicab", return_indices=True)
+    expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric="taxicab")
+    assert_equal(dist.numpy(), expected_d, "distances")
+    assert_equal(inds.numpy(), expected_i, "indices")
+    assert (dist[0] == -1).all()
+    assert torch.equal(inds[:, 0, 0], torch.from_numpy(np.indices((3, 4)).astype(np.int32)))
+
+
+def test_cdt_unreachable_voxels_stay_minus_one():
+    """A metric without neighbours reaches nothing: SciPy's -1 and own index."""
+    structure = np.zeros((3, 3), dtype=bool)
+    structure[1, 1] = True
+    rng = np.random.default_rng(6)
+    x = torch.from_numpy(rng.random((2, 2, 6, 7)) < 0.5)
+    dist, inds = distance_transform_cdt(x, structure, return_indices=True)
+    expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=structure)
+    assert_equal(dist.numpy(), expected_d, "distances")
+    assert_equal(inds.numpy(), expected_i, "indices")
+    assert (dist[x] == -1).all()
+
+
+def test_cdt_named_metrics_are_exact_l1_and_linf():
+    rng = np.random.default_rng(7)
+    x = torch.from_numpy(rng.random((2, 1, 6, 5, 7)) < 0.9)
+    taxicab = distance_transform_cdt(x, "taxicab")
+    chessboard = distance_transform_cdt(x, "chessboard")
+    assert torch.equal(taxicab, distance_transform_bf(x, "taxicab"))
+    assert torch.equal(chessboard, distance_transform_bf(x, "chessboard"))
+
+
+# --------------------------------------------------------------------------
+# distance_transform_bf
+
+
+@SETTINGS
+@given(case=batches(BF_SIZES), data=st.data())
+def test_bf_matches_scipy(device, case, data):
+    x, _ = case
+    rank = x.ndim - 2
+    metric = data.draw(st.sampled_from(
+        ["euclidean", "taxicab", "cityblock", "Manhattan", "CHESSBOARD"]), label="metric")
+    sampling = data.draw(sampling_strategy(rank), label="sampling")
+    euclidean = metric == "euclidean"
+    out_dtype = data.draw(st.sampled_from([None, torch.float64 if euclidean else torch.int32]),
+                          label="distances")
+    x = x.to(device)
+    before = x.clone()
+
+    distances = None if out_dtype is None else torch.zeros(x.shape, dtype=out_dtype, device=device)
+    result = distance_transform_bf(x, metric, sampling, return_indices=True, distances=distances)
+    dist, inds = result if distances is None else (distances, result)
+    default = torch.float32 if euclidean else torch.int32
+    assert dist.dtype == (out_dtype or default)
+    assert_unchanged(x, before)
+
+    expected_d, expected_i = reference(ndi.distance_transform_bf, x, metric=metric,
+                                       sampling=sampling)
+    got_d, got_i = to_numpy(dist), to_numpy(inds)
+    if not euclidean:  # SciPy's uint32 4294967295 (no background) is -1 in int32
+        assert_equal(got_d, expected_d.astype(np.int32), "distances")
+        assert_equal(got_i, expected_i, "indices")
+    elif dist.dtype == torch.float64:  # SciPy's float64 arithmetic: identical ties
+        np.testing.assert_allclose(got_d, expected_d, rtol=1e-15, atol=0)
+        assert_equal(got_i, expected_i, "indices")
+    else:
+        expected_d = np.where(expected_d > np.finfo(np.float32).max, np.inf, expected_d)
+        np.testing.assert_allclose(got_d, expected_d, rtol=1e-6, atol=0)
+        if sampling is None:
+            assert_equal(got_i, expected_i, "indices")
+        else:
+            finite = np.isfinite(expected_d)
+            np.testing.assert_allclose(feature_distances(got_i, sampling)[finite],
+                                       expected_d[finite], rtol=1e-6, atol=0)
+
+
+def test_bf_without_background():
+    x = torch.ones(1, 1, 2, 3)
+    for metric, expected in [("euclidean", torch.inf), ("taxicab", -1), ("chessboard", -1)]:
+        dist, inds = distance_transform_bf(x, metric, return_indices=True)
+        assert (dist == expected).all() and (inds == 0).all()
+    distances = torch.empty(x.shape, dtype=torch.float64)
+    distance_transform_bf(x, distances=distances)
+    assert (distances == np.sqrt(np.finfo(np.float64).max)).all()
+
+
+def test_bf_blocks(monkeypatch):
+    rng = np.random.default_rng(8)
+    x = torch.from_numpy(rng.random((2, 2, 7, 9)) < 0.8)
+    full = distance_transform_bf(x, "chessboard", return_indices=True)
+    monkeypatch.setattr(_distance, "_CHUNK_ELEMENTS", 100)
+    blocked = distance_transform_bf(x, "chessboard", return_indices=True)
+    assert torch.equal(full[0], blocked[0]) and torch.equal(full[1], blocked[1])
+    expected_d, expected_i = reference(ndi.distance_transform_bf, x, metric="chessboard")
+    assert_equal(blocked[1].numpy(), expected_i, "indices")
+
+
+# --------------------------------------------------------------------------
+# all three: batching, return values, outputs, errors
+
+FUNCTIONS = {
+    "edt": (distance_transform_edt, {}),
+    "cdt": (distance_transform_cdt, {"metric": "chessboard"}),
+    "bf": (distance_transform_bf, {"metric": "euclidean"}),
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_batched_equals_per_sample(device, name):
+    fn, kwargs = FUNCTIONS[name]
+    rng = np.random.default_rng(9)
+    fg = rng.random((3, 2, 9, 12)) < rng.choice(DENSITIES, size=(3, 2, 1, 1))
+    x = torch.from_numpy(fg).to(device)
+    dist, inds = fn(x, return_indices=True, **kwargs)
+    for b in range(3):
+        for c in range(2):
+            d, i = fn(x[b:b + 1, c:c + 1], return_indices=True, **kwargs)
+            assert torch.equal(d[0, 0], dist[b, c])
+            assert torch.equal(i[:, 0, 0], inds[:, b, c])
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_return_values(name):
+    fn, kwargs = FUNCTIONS[name]
+    x = torch.tensor([[[[1, 1, 0], [1, 1, 1]]]])
+    dist, inds = fn(x, return_indices=True, **kwargs)
+    assert inds.shape == (2, 1, 1, 2, 3)
+
+    only = fn(x, **kwargs)
+    assert isinstance(only, torch.Tensor) and torch.equal(only, dist)
+    only = fn(x, return_distances=False, return_indices=True, **kwargs)
+    assert isinstance(only, torch.Tensor) and torch.equal(only, inds)
+
+    distances, indices = torch.empty_like(dist), torch.empty_like(inds)
+    assert torch.equal(fn(x, return_indices=True, distances=distances, **kwargs), inds)
+    assert torch.equal(distances, dist)
+    assert torch.equal(fn(x, return_indices=True, indices=indices, **kwargs), dist)
+    assert torch.equal(indices, inds)
+    distances.zero_()
+    indices.zero_()
+    assert fn(x, return_indices=True, distances=distances, indices=indices, **kwargs) is None
+    assert torch.equal(distances, dist) and torch.equal(indices, inds)
+    # a strided view as the output
+    distances_t = torch.empty(dist.shape[::-1], dtype=dist.dtype).permute(3, 2, 1, 0)
+    fn(x, distances=distances_t, **kwargs)
+    assert torch.equal(distances_t, dist)
+
+
+def test_edt_float64_distances_output():
+    x = torch.tensor([[[0, 1, 1], [1, 1, 1]]]).reshape(1, 1, 2, 3)
+    distances = torch.empty(1, 1, 2, 3, dtype=torch.float64)
+    assert distance_transform_edt(x, sampling=0.1, distances=distances) is None
+    expected = ndi.distance_transform_edt(x[0, 0].numpy(), sampling=0.1)
+    np.testing.assert_allclose(distances[0, 0].numpy(), expected, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("sampling", [2, 0.5, [1, 2], (3.0, 0.25), np.array([1.5, 2.5]),
+                                      torch.tensor([0.5, 1.0])])
+def test_sampling_forms(sampling):
+    rng = np.random.default_rng(10)
+    x = torch.from_numpy(rng.random((2, 1, 8, 9)) < 0.8)
+    dist = distance_transform_edt(x, sampling=sampling)
+    expected, _ = reference(ndi.distance_transform_edt, x, sampling=np.asarray(sampling))
+    np.testing.assert_allclose(dist.numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("shape", [(0, 1, 4), (2, 0, 3, 3), (1, 1, 0, 4), (2, 1, 3, 0)])
+def test_empty_inputs(name, shape):
+    fn, kwargs = FUNCTIONS[name]
+    dist, inds = fn(torch.ones(shape), return_indices=True, **kwargs)
+    assert dist.shape == shape and inds.shape == (len(shape) - 2,) + shape
+    assert dist.dtype == (torch.int32 if name == "cdt" else torch.float32)
+
+
+def test_version_counter_untouched():
+    x = torch.rand(2, 1, 6, 7) > 0.3
+    version = x._version
+    for fn, kwargs in FUNCTIONS.values():
+        fn(x, return_indices=True, **kwargs)
+    assert x._version == version
+
+
+def test_docstring_examples():
+    assert doctest.testmod(_distance, raise_on_error=False).failed == 0
+
+
+X = torch.ones(1, 1, 4, 5)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("bad, error, match", [
+    (np.ones((1, 1, 4)), TypeError, "input must be a torch.Tensor"),
+    (torch.ones(1, 1, 4, dtype=torch.complex64), TypeError, "complex"),
+    (torch.ones(4, 5), ValueError, "at least one spatial"),
+])
+def test_bad_input(name, bad, error, match):
+    fn, kwargs = FUNCTIONS[name]
+    with pytest.raises(error, match=match):
+        fn(bad, **kwargs)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("kwargs, match", [
+    ({"return_distances": False}, "at least one of return_distances/return_indices"),
+    ({"distances": torch.zeros(1, 1, 4, 5), "return_distances": False, "return_indices": True},
+     "return_distances must be True if distances is supplied"),
+    ({"indices": torch.zeros(2, 1, 1, 4, 5, dtype=torch.int32)},
+     "return_indices must be True if indices is supplied"),
+])
+def test_return_flag_errors_match_scipy(name, kwargs, match):
+    fn, base = FUNCTIONS[name]
+    for kind in (ValueError, RuntimeError):  # SciPy raises RuntimeError
+        with pytest.raises(kind, match=match):
+            fn(X, **base, **kwargs)
+
+
+@pytest.mark.parametrize("fn", [distance_transform_edt, distance_transform_bf])
+@pytest.mark.parametrize("sampling, error, match", [
+    ([1.0, 2.0, 3.0], ValueError, "sampling must be a scalar or a sequence of length 2"),
+    ([1.0], ValueError, "sampling must be a scalar or a sequence of length 2"),
+    (0, ValueError, "positive"),
+    ([1.0, -2.0], ValueError, "positive"),
+    (float("nan"), ValueError, "positive and finite"),
+    (float("inf"), ValueError, "positive and finite"),
+    ("a", TypeError, "real numbers"),
+    ([1.0, None], TypeError, "real numbers"),
+    (True, TypeError, "real numbers"),
+])
+def test_bad_sampling(fn, sampling, error, match):
+    with pytest.raises(error, match=match):
+        fn(X, sampling=sampling)
+
+
+def test_bad_sampling_length_is_also_runtime_error():
+    with pytest.raises(RuntimeError, match="sampling"):
+        distance_transform_edt(X, sampling=[1, 2, 3])
+
+
+@pytest.mark.parametrize("metric, error, match", [
+    ("euclidean", ValueError, "metric must be 'chessboard'"),
+    ("Taxicab", ValueError, "metric must be 'chessboard'"),  # case-sensitive, as SciPy
+    (np.ones((3, 4), dtype=bool), ValueError, r"metric must have shape \(3, 3\)"),
+    (np.ones((3, 3, 3), dtype=bool), ValueError, r"metric must have shape \(3, 3\)"),
+    (np.ones(3, dtype=bool), ValueError, r"metric must have shape \(3, 3\)"),
+    (np.array([["a"] * 3] * 3), ValueError, "real array"),
+    (torch.ones(3, 3, dtype=torch.complex64), ValueError, "real array"),
+    (object(), ValueError, "real array"),
+])
+def test_cdt_bad_metric(metric, error, match):
+    with pytest.raises(error, match=match):
+        distance_transform_cdt(X, metric=metric)
+
+
+@pytest.mark.parametrize("metric, error", [
+    ("minkowski", ValueError), ("", ValueError), (2, TypeError), (np.ones((3, 3)), TypeError),
+])
+def test_bf_bad_metric(metric, error):
+    with pytest.raises(error, match="metric must"):
+        distance_transform_bf(X, metric=metric)
+    if error is ValueError:  # SciPy: RuntimeError('distance metric not supported')
+        with pytest.raises(RuntimeError):
+            distance_transform_bf(X, metric=metric)
+
+
+@pytest.mark.parametrize("fn, kwargs, good", [
+    (distance_transform_edt, {}, torch.float32),
+    (distance_transform_cdt, {}, torch.int32),
+    (distance_transform_bf, {}, torch.float64),
+    (distance_transform_bf, {"metric": "taxicab"}, torch.int32),
+])
+def test_bad_distances_output(fn, kwargs, good):
+    wrong_dtype = torch.int64 if good.is_floating_point else torch.float32
+    cases = [
+        ([1, 2, 3], TypeError, "distances must be None or a torch.Tensor"),
+        (torch.zeros(1, 1, 4, 4, dtype=good), ValueError, "distances has shape"),
+        (torch.zeros(1, 1, 4, 5, dtype=wrong_dtype), TypeError, "distances must have dtype"),
+        (torch.zeros(1, 1, 4, 5, dtype=good, device="meta"), ValueError, "distances is on meta"),
+    ]
+    for distances, error, match in cases:
+        with pytest.raises(error, match=match):
+            fn(X, distances=distances, **kwargs)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_bad_indices_output(name):
+    fn, kwargs = FUNCTIONS[name]
+    cases = [
+        (np.zeros((2, 1, 1, 4, 5), dtype=np.int32), TypeError,
+         "indices must be None or a torch.Tensor"),
+        (torch.zeros(1, 1, 4, 5, dtype=torch.int32), ValueError, "indices has shape"),
+        (torch.zeros(2, 1, 1, 5, 4, dtype=torch.int32), ValueError, "indices has shape"),
+        (torch.zeros(2, 1, 1, 4, 5, dtype=torch.int64), TypeError, "indices must have dtype"),
+        (torch.zeros(2, 1, 1, 4, 5, dtype=torch.int32, device="meta"), ValueError,
+         "indices is on meta"),
+    ]
+    for indices, error, match in cases:
+        with pytest.raises(error, match=match):
+            fn(X, return_indices=True, indices=indices, **kwargs)
+    with pytest.raises(RuntimeError, match="indices has shape"):  # SciPy: RuntimeError
+        fn(X, return_indices=True, indices=cases[1][0], **kwargs)
