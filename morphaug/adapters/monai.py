@@ -1,0 +1,239 @@
+"""MONAI dictionary transforms ``<Name>d`` over :mod:`morphaug.transforms`.
+
+Each class takes ``keys``, ``allow_missing_keys`` and the core transform's
+arguments (``prob``, ``num_classes``, ...; see the core class) and calls the core.
+
+Per sample or batch
+    ``batched=False`` (default, as every MONAI transform): each value is one
+    sample ``(C, *spatial)``, e.g. in a ``Dataset``/``DataLoader`` worker;
+    a batch axis is added before the core call and removed after it.
+    ``batched=True``: each value is a collated batch ``(B, C, *spatial)``
+    (after ``monai.data.list_data_collate``, on the training device).
+    Nothing is guessed from the shape.
+Randomness
+    ``set_random_state(seed)`` seeds MONAI's ``self.R`` (``Compose``,
+    ``DataLoader`` workers and ``monai.utils.set_determinism`` do it for
+    you). Each call draws one integer ``seed = self.R.randint(MAX_SEED)``
+    and the core draws all parameters from
+    ``torch.Generator(device=batch.device).manual_seed(seed)``: equal seeds
+    give equal draws on one device type. ``prob`` is the core's per-sample
+    probability (one sample: MONAI's usual meaning); ``last_params`` replays.
+MetaTensors
+    come back as MetaTensors with a copy of their metadata (batched meta too).
+
+Example:
+    >>> import torch
+    >>> from monai.data import MetaTensor
+    >>> from monai.transforms import Compose
+    >>> from morphaug.adapters.monai import DistanceMapd, RandLabelMorphologyd
+    >>> label = torch.zeros(1, 16, 16, 16)
+    >>> label[:, 4:12, 4:12, 4:12] = 1
+    >>> pipeline = Compose([
+    ...     RandLabelMorphologyd("label", prob=1.0, num_classes=2),
+    ...     DistanceMapd("label", output_keys="sdf", signed=True, classes=[1], spacing_from_meta=True),
+    ... ]).set_random_state(0)
+    >>> out = pipeline({"label": MetaTensor(label, affine=torch.diag(torch.tensor([2.0, 1, 1, 1])))})
+    >>> type(out["sdf"]).__name__, tuple(out["sdf"].shape), out["sdf"].pixdim.tolist()
+    ('MetaTensor', (1, 16, 16, 16), [2.0, 1.0, 1.0])
+"""
+
+from __future__ import annotations
+
+import torch
+
+try:
+    from monai.data import MetaTensor
+    from monai.transforms import MapTransform, RandomizableTransform
+    from monai.utils import MAX_SEED, TransformBackends
+except ImportError as error:  # pragma: no cover - exercised without MONAI
+    raise ImportError("morphaug.adapters.monai needs MONAI: pip install morphaug[monai]") from error
+
+from .. import transforms as _core
+
+__all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
+           "RandBoundaryJitterd"]
+
+
+class _Mapd(MapTransform):
+    """Calls ``core_class(keys, **kwargs)`` on the present keys, per sample or batched."""
+
+    core_class: type = _core.BatchTransform
+    backend = [TransformBackends.TORCH]
+
+    def __init__(self, keys, *args, allow_missing_keys: bool = False, batched: bool = False, **kwargs):
+        MapTransform.__init__(self, keys, allow_missing_keys)
+        if "generator" in kwargs:
+            raise TypeError(f"{type(self).__name__}: randomness comes from set_random_state(seed), not generator=")
+        self.batched = bool(batched)
+        self.core = self.core_class(self.keys, *args, allow_missing_keys=allow_missing_keys, **kwargs)
+        self._core_args = (args, kwargs)
+
+    @property
+    def last_params(self):
+        """The core's last draw: ``self.core(batch, params=t.last_params)`` replays it."""
+        return self.core.last_params
+
+    def __call__(self, data):
+        d = dict(data)
+        batch = {key: d[key] if self.batched else d[key][None] for key in self.key_iterator(d)}
+        if not batch:
+            return d
+        out = self._run(batch)
+        for key, out_key in zip(self.core.keys, self.core.output_keys):
+            if key in batch:
+                d[out_key] = out[out_key] if self.batched else out[out_key][0]
+        return d
+
+    def _run(self, batch: dict) -> dict:
+        return self.core(batch)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(batched={self.batched}, core={self.core!r})"
+
+
+class _RandMapd(_Mapd, RandomizableTransform):
+    """A random ``_Mapd``: one seed from ``self.R`` per call seeds a torch.Generator for the core."""
+
+    def __init__(self, keys, *args, **kwargs):
+        _Mapd.__init__(self, keys, *args, **kwargs)
+        RandomizableTransform.__init__(self, prob=self.core.prob)
+        self._seed = None
+
+    def randomize(self, data=None) -> None:
+        self._seed = int(self.R.randint(MAX_SEED))
+
+    def _run(self, batch):
+        self.randomize()
+        first = next(iter(batch.values()))
+        if not isinstance(first, torch.Tensor):
+            return self.core(batch)  # the core raises its TypeError
+        generator = torch.Generator(device=first.device).manual_seed(self._seed)
+        return self.core(batch, params=self.core.make_params(first.as_subclass(torch.Tensor), generator))
+
+
+class RandLabelMorphologyd(_RandMapd):
+    """MONAI version of :class:`morphaug.transforms.RandLabelMorphology` (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import RandLabelMorphologyd
+        >>> t = RandLabelMorphologyd("label", prob=1.0, radius=1, num_classes=2).set_random_state(0)
+        >>> t({"label": torch.ones(1, 8, 8, 8)})["label"].shape
+        torch.Size([1, 8, 8, 8])
+    """
+
+    core_class = _core.RandLabelMorphology
+
+
+class RandGreyMorphologyd(_RandMapd):
+    """MONAI version of :class:`morphaug.transforms.RandGreyMorphology` (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import RandGreyMorphologyd
+        >>> t = RandGreyMorphologyd("image", prob=1.0, batched=True).set_random_state(0)
+        >>> t({"image": torch.rand(2, 1, 8, 8, 8)})["image"].shape
+        torch.Size([2, 1, 8, 8, 8])
+    """
+
+    core_class = _core.RandGreyMorphology
+
+
+class LabelBoundaryd(_RandMapd):
+    """MONAI version of :class:`morphaug.transforms.LabelBoundary` (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import LabelBoundaryd
+        >>> label = torch.zeros(1, 6, 6)
+        >>> label[:, 1:5, 1:5] = 1
+        >>> LabelBoundaryd("label", output_keys="edge", classes=[1])({"label": label})["edge"].sum().item()
+        12.0
+    """
+
+    core_class = _core.LabelBoundary
+
+
+class RandBoundaryJitterd(_RandMapd):
+    """MONAI version of :class:`morphaug.transforms.RandBoundaryJitter` (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import RandBoundaryJitterd
+        >>> t = RandBoundaryJitterd("label", prob=1.0, num_classes=2).set_random_state(0)
+        >>> t({"label": torch.zeros(1, 8, 8)})["label"].unique().tolist()
+        [0.0]
+    """
+
+    core_class = _core.RandBoundaryJitter
+
+
+class FillHolesd(_Mapd):
+    """MONAI version of :class:`morphaug.transforms.FillHoles` (deterministic; see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import FillHolesd
+        >>> label = torch.zeros(1, 5, 5)
+        >>> label[:, 1:4, 1:4] = 1
+        >>> label[:, 2, 2] = 0
+        >>> FillHolesd("label", num_classes=2)({"label": label})["label"][0, 2, 2].item()
+        1.0
+    """
+
+    core_class = _core.FillHoles
+
+
+class DistanceMapd(_Mapd):
+    """MONAI version of :class:`morphaug.transforms.DistanceMap` (deterministic; see the module notes).
+
+    ``spacing_from_meta=True`` (Euclidean only) reads each key's voxel
+    spacing from its MetaTensor (``pixdim``, from the affine) and passes it
+    as the core's ``sampling``: distances are then physical (e.g. mm). All
+    samples of a batched key must share one spacing (resample first, e.g.
+    ``Spacingd``); a ``ValueError`` says so otherwise.
+
+    Example:
+        >>> import torch
+        >>> from monai.data import MetaTensor
+        >>> from morphaug.adapters.monai import DistanceMapd
+        >>> label = MetaTensor(torch.zeros(1, 1, 8), affine=torch.diag(torch.tensor([1.0, 3.0, 1, 1])))
+        >>> label[0, 0, 0] = 1
+        >>> t = DistanceMapd("label", classes=[1], spacing_from_meta=True)
+        >>> t({"label": label})["label"][0, 0, 1].item()  # one voxel along an axis of spacing 3
+        3.0
+    """
+
+    core_class = _core.DistanceMap
+
+    def __init__(self, keys, *args, spacing_from_meta: bool = False, **kwargs):
+        super().__init__(keys, *args, **kwargs)
+        self.spacing_from_meta = bool(spacing_from_meta)
+        if self.spacing_from_meta and (self.core.sampling is not None or self.core.metric != "euclidean"):
+            raise ValueError("DistanceMapd: spacing_from_meta=True needs metric='euclidean' and no sampling=")
+        self._cores: dict[tuple, _core.DistanceMap] = {}
+
+    def _run(self, batch):
+        if not self.spacing_from_meta:
+            return self.core(batch)
+        out = dict(batch)
+        for key, out_key in zip(self.core.keys, self.core.output_keys):
+            if key in batch:
+                spacing = self._spacing(key, batch[key])
+                if spacing not in self._cores:
+                    args, kwargs = self._core_args
+                    self._cores[spacing] = self.core_class(self.keys, *args, sampling=spacing, **kwargs)
+                out[out_key] = self._cores[spacing](batch[key])
+        return out
+
+    def _spacing(self, key, x) -> tuple[float, ...]:
+        if not isinstance(x, MetaTensor):
+            raise TypeError(f"DistanceMapd: spacing_from_meta=True needs a MetaTensor at key {key!r}, "
+                            f"got {type(x).__name__}")
+        ndim = x.ndim - 2
+        pixdim = x.pixdim if x.is_batch else [x.pixdim]
+        spacings = {tuple(float(s) for s in torch.as_tensor(p).reshape(-1)[:ndim].tolist()) for p in pixdim}
+        if len(spacings) != 1 or len(next(iter(spacings))) != ndim:
+            raise ValueError(f"DistanceMapd: key {key!r} needs one spacing of {ndim} values for the whole "
+                             f"batch, got {sorted(spacings)}; resample to a common spacing first")
+        return spacings.pop()

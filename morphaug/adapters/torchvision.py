@@ -1,0 +1,227 @@
+"""torchvision ``transforms.v2`` versions of :mod:`morphaug.transforms`.
+
+Types
+    ``tv_tensors.Mask`` is a label map, ``tv_tensors.Image`` an image, and a
+    pure tensor an image by v2's rule (only the first one, and only when the
+    sample has no Image/Video/PIL image). Every other type (BoundingBoxes,
+    KeyPoints, Video, PIL images, numbers, strings) passes through untouched.
+    Label transforms change Masks only; ``RandGreyMorphology`` changes images only.
+Shapes
+    with ``spatial_ndim=S`` (default 2; 3 for volumes): ``S`` dims are one
+    map ``(H, W)``, ``S + 1`` one sample ``(C, H, W)``, ``S + 2`` a batch
+    ``(B, C, H, W)`` (so a batch of masks is ``(B, 1, H, W)``). Outputs keep
+    the input's layout; a ``(H, W)`` mask whose map has ``K' > 1`` channels
+    becomes ``(K', H, W)``.
+Randomness
+    ``make_params`` draws once per call with the core (``generator=``, else
+    torch's default generator, like every v2 transform); ``p`` is the core's
+    per-sample probability (one sample: v2's usual meaning). The draw is in
+    ``t.core.last_params``; ``t.core(x, params=...)`` replays it.
+New outputs
+    v2 maps each leaf to one leaf, so :class:`DistanceMap` and
+    :class:`LabelBoundary` *replace* each Mask by its map (a float32 / 0-1
+    ``tv_tensors.Mask``: later v2 transforms move it like a mask). To keep
+    the label, pass ``output_key="sdf"``: the sample must then be one dict
+    with one Mask, and the map is added under that key.
+
+Example:
+    >>> import torch
+    >>> from torchvision import tv_tensors
+    >>> from torchvision.transforms import v2
+    >>> from morphaug.adapters.torchvision import RandGreyMorphology, RandLabelMorphology
+    >>> image = tv_tensors.Image(torch.rand(3, 32, 32))
+    >>> mask = tv_tensors.Mask(torch.zeros(32, 32, dtype=torch.uint8))
+    >>> mask[8:24, 8:24] = 1
+    >>> pipeline = v2.Compose([v2.RandomHorizontalFlip(), RandLabelMorphology(num_classes=2, p=1.0),
+    ...                        RandGreyMorphology(p=1.0)])
+    >>> image, mask = pipeline(image, mask)
+    >>> type(image).__name__, type(mask).__name__, tuple(mask.shape), mask.dtype
+    ('Image', 'Mask', (32, 32), torch.uint8)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+try:
+    import PIL.Image
+    from torchvision import tv_tensors
+    from torchvision.transforms import v2
+    from torchvision.transforms.v2.functional import is_pure_tensor
+except ImportError as error:  # pragma: no cover - exercised without torchvision
+    raise ImportError("morphaug.adapters.torchvision needs torchvision: pip install morphaug[torchvision]") from error
+
+from .. import transforms as _core
+
+__all__ = ["RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
+           "RandBoundaryJitter"]
+
+
+class _Transform(v2.Transform):
+    """Calls ``core_class`` on Masks (label role) or Images (image role) of a v2 sample."""
+
+    core_class: type = _core.BatchTransform
+    _transformed_types = (tv_tensors.Image, tv_tensors.Mask, is_pure_tensor)
+
+    def __init__(self, *args, spatial_ndim: int = 2, **kwargs):
+        super().__init__()
+        if "p" in kwargs:
+            kwargs["prob"] = kwargs.pop("p")
+        if "keys" in kwargs or "output_keys" in kwargs:
+            raise TypeError(f"{type(self).__name__} finds its inputs by type: it takes no keys= / output_keys=")
+        if isinstance(spatial_ndim, bool) or spatial_ndim not in (2, 3):
+            raise ValueError(f"spatial_ndim must be 2 or 3, got {spatial_ndim!r}")
+        self.spatial_ndim = spatial_ndim
+        self.core = self.core_class(self.core_class.role, *args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, core={self.core!r}"
+
+    @staticmethod
+    def _role(inpt) -> str:
+        return "label" if isinstance(inpt, tv_tensors.Mask) else "image"
+
+    def check_inputs(self, flat_inputs: list[Any]) -> None:
+        if self.core.role == "image" and any(isinstance(x, PIL.Image.Image) for x in flat_inputs):
+            raise TypeError(f"{type(self).__name__} works on tensors; convert PIL images with v2.ToImage() first")
+
+    def _batch(self, inpt: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """``inpt`` as a plain ``(B, C, *spatial)`` tensor, and how many axes were added."""
+        added = self.spatial_ndim + 2 - inpt.ndim
+        if added not in (0, 1, 2):
+            raise ValueError(f"{type(self).__name__}: expected {self.spatial_ndim} to {self.spatial_ndim + 2} "
+                             f"dims (spatial_ndim={self.spatial_ndim}), got shape {tuple(inpt.shape)}")
+        plain = inpt.as_subclass(torch.Tensor)
+        return plain[(None,) * added], added
+
+    def make_params(self, flat_inputs: list[Any]) -> dict[str, Any]:
+        for inpt in flat_inputs:
+            if isinstance(inpt, torch.Tensor) and self._role(inpt) == self.core.role:
+                return {"core": self.core.make_params(self._batch(inpt)[0], self.core.generator)}
+        return {}  # nothing of the core's role: everything passes through
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        if "core" not in params or not isinstance(inpt, torch.Tensor) or self._role(inpt) != self.core.role:
+            return inpt
+        x, added = self._batch(inpt)
+        out = self.core(x, params=params["core"])
+        out = out[0] if added else out
+        out = out[0] if added == 2 and out.shape[0] == 1 else out
+        return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
+
+
+class _TargetTransform(_Transform):
+    """A transform whose output is a new target; ``output_key`` adds it to a dict sample."""
+
+    def __init__(self, *args, output_key=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.output_key = output_key
+
+    def forward(self, *inputs: Any) -> Any:
+        if self.output_key is None:
+            return super().forward(*inputs)
+        sample = inputs[0] if len(inputs) == 1 else None
+        masks = [key for key, value in sample.items() if isinstance(value, tv_tensors.Mask)] \
+            if isinstance(sample, Mapping) else []
+        if len(masks) != 1:
+            raise ValueError(f"{type(self).__name__}(output_key={self.output_key!r}) needs one dict sample with "
+                             f"exactly one tv_tensors.Mask value, got {[type(x).__name__ for x in inputs]} "
+                             f"with Mask keys {masks}")
+        return {**sample, self.output_key: super().forward(sample[masks[0]])}
+
+
+class RandLabelMorphology(_Transform):
+    """v2 version of :class:`morphaug.transforms.RandLabelMorphology` on Masks (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import RandLabelMorphology
+        >>> t = RandLabelMorphology(num_classes=2, radius=1, p=1.0)
+        >>> out = t({"image": tv_tensors.Image(torch.rand(2, 3, 8, 8)),
+        ...          "mask": tv_tensors.Mask(torch.ones(2, 1, 8, 8, dtype=torch.long))})
+        >>> type(out["mask"]).__name__, tuple(out["mask"].shape)
+        ('Mask', (2, 1, 8, 8))
+    """
+
+    core_class = _core.RandLabelMorphology
+
+
+class RandGreyMorphology(_Transform):
+    """v2 version of :class:`morphaug.transforms.RandGreyMorphology` on Images (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.torchvision import RandGreyMorphology
+        >>> RandGreyMorphology(p=1.0)(torch.rand(3, 8, 8)).shape  # a pure tensor is an image
+        torch.Size([3, 8, 8])
+    """
+
+    core_class = _core.RandGreyMorphology
+
+
+class RandBoundaryJitter(_Transform):
+    """v2 version of :class:`morphaug.transforms.RandBoundaryJitter` on Masks (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import RandBoundaryJitter
+        >>> RandBoundaryJitter(num_classes=2, p=1.0)(tv_tensors.Mask(torch.zeros(8, 8, dtype=torch.uint8))).sum()
+        tensor(0)
+    """
+
+    core_class = _core.RandBoundaryJitter
+
+
+class FillHoles(_Transform):
+    """v2 version of :class:`morphaug.transforms.FillHoles` on Masks (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import FillHoles
+        >>> mask = torch.zeros(5, 5, dtype=torch.uint8)
+        >>> mask[1:4, 1:4] = 1
+        >>> mask[2, 2] = 0
+        >>> FillHoles(num_classes=2)(tv_tensors.Mask(mask))[2, 2].item()
+        1
+    """
+
+    core_class = _core.FillHoles
+
+
+class DistanceMap(_TargetTransform):
+    """v2 version of :class:`morphaug.transforms.DistanceMap`: each Mask becomes its map (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import DistanceMap
+        >>> mask = tv_tensors.Mask(torch.zeros(8, 8, dtype=torch.uint8))
+        >>> mask[2:6, 2:6] = 1
+        >>> out = DistanceMap(signed=True, classes=[1], output_key="sdf")({"mask": mask})
+        >>> sorted(out), out["sdf"].dtype, out["sdf"][0, 2].item()
+        (['mask', 'sdf'], torch.float32, 2.0)
+    """
+
+    core_class = _core.DistanceMap
+
+
+class LabelBoundary(_TargetTransform):
+    """v2 version of :class:`morphaug.transforms.LabelBoundary`: each Mask becomes its boundary map.
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import LabelBoundary
+        >>> mask = tv_tensors.Mask(torch.zeros(6, 6, dtype=torch.long))
+        >>> mask[1:5, 1:5] = 1
+        >>> LabelBoundary(classes=[1])(mask).sum().item()
+        12
+    """
+
+    core_class = _core.LabelBoundary
