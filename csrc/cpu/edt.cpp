@@ -1,0 +1,109 @@
+// CPU launcher of morphaug::edt: one pass per spatial axis, in place, lines in parallel.
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "../core/edt.h"
+#include "../launch.h"
+
+namespace morphaug {
+namespace {
+
+constexpr int64_t kLanes = 64;  // neighbouring lines of pass 0 done together
+
+template <typename T>
+void binary_pass(const bool* mask, const Lines& lines, double s, T* out, int32_t* idx,
+                 const EdtSetup& setup, bool root) {
+  // bundles of up to kLanes lines that are neighbours in memory
+  const int64_t per_outer = (lines.stride + kLanes - 1) / kLanes;
+  const int64_t bundles = lines.count / lines.stride * per_outer;
+  const int64_t grain = std::max<int64_t>(1, 4096 / (lines.length * kLanes));
+  at::parallel_for(0, bundles, grain, [&](int64_t begin, int64_t end) {
+    int32_t previous[kLanes], next[kLanes];
+    for (int64_t bundle = begin; bundle < end; ++bundle) {
+      const int64_t outer = bundle / per_outer;
+      const int64_t first = (bundle - outer * per_outer) * kLanes;
+      const int64_t lanes = std::min(kLanes, lines.stride - first);
+      const int64_t o = outer * lines.length * lines.stride + first;
+      const bool found = edt_binary_lines(mask + o, lines.length, lines.stride, lanes, s, out + o,
+                                          idx ? idx + o : nullptr, previous, next, root);
+      if (setup.geometry.rank == 1 && !found) {
+        edt_no_background_line(setup.geometry, o, out + o, idx ? idx + o : nullptr,
+                               lines.count * lines.length, root);
+      }
+    }
+  });
+}
+
+// Pass d > 0 in place: each line is first copied to a contiguous buffer
+// (with its feature coordinates < d), then the envelope writes it back.
+template <typename T>
+void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32_t* idx,
+                   bool root) {
+  const int64_t n = lines.length, stride = lines.stride;
+  const int64_t plane = lines.count * n;
+  const double s = setup.geometry.sampling[d];
+  const bool last = d == setup.geometry.rank - 1;
+  const int64_t grain = std::max<int64_t>(1, 4096 / n);
+  at::parallel_for(0, lines.count, grain, [&](int64_t begin, int64_t end) {
+    std::vector<T> line(n);
+    std::vector<int32_t> line_idx(idx ? d * n : 0), hull_pos(setup.unit ? 0 : n);
+    std::vector<EdtParabola> parabolas(setup.unit ? n : 0);
+    std::vector<double> hull_real(setup.unit ? 0 : n);
+    for (int64_t index = begin; index < end; ++index) {
+      const int64_t o = lines.offset(index);
+      for (int64_t i = 0; i < n; ++i) line[i] = f[o + i * stride];
+      int32_t* arg = idx ? idx + d * plane + o : nullptr;
+      const bool found =
+          setup.unit
+              ? edt_envelope_line_unit(line.data(), 1, n, f + o, stride, arg, parabolas.data(), 1, root)
+              : edt_envelope_line(line.data(), 1, n, s, f + o, stride, arg, hull_pos.data(),
+                                  hull_real.data(), 1, root);
+      if (idx) {
+        for (int k = 0; k < d; ++k)
+          for (int64_t i = 0; i < n; ++i) line_idx[k * n + i] = idx[k * plane + o + i * stride];
+        edt_gather_indices(line_idx.data(), n, 1, idx + o, plane, stride, d, n);
+      }
+      if (last && !found) {
+        edt_no_background_line(setup.geometry, o, f + o, idx ? idx + o : nullptr, plane, root);
+      }
+    }
+  });
+}
+
+template <typename T>
+void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
+  const int rank = setup.geometry.rank;
+  T* f = setup.distances.data_ptr<T>();
+  int32_t* idx = setup.indices.numel() > 0 ? setup.indices.data_ptr<int32_t>() : nullptr;
+  for (int d = 0; d < rank; ++d) {
+    const Lines lines = lines_along(mask, d);
+    const bool root = d == rank - 1 && !squared;
+    if (d == 0) {
+      binary_pass(mask.data_ptr<bool>(), lines, setup.geometry.sampling[0], f, idx, setup, root);
+    } else {
+      envelope_pass(d, lines, setup, f, idx, root);
+    }
+  }
+}
+
+std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask,
+                                           std::optional<at::ArrayRef<double>> sampling,
+                                           bool return_indices, at::ScalarType dtype, bool squared) {
+  const EdtSetup setup = edt_setup(mask, sampling, return_indices, dtype);
+  if (mask.numel() == 0) return {setup.distances, setup.indices};
+  const at::Tensor contiguous = mask.contiguous();
+  AT_DISPATCH_FLOATING_TYPES(dtype, "morphaug::edt (CPU)",
+                             [&] { edt_passes<scalar_t>(contiguous, setup, squared); });
+  return {setup.distances, setup.indices};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("edt", &edt_cpu); }
+
+}  // namespace morphaug

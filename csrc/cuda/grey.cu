@@ -1,0 +1,72 @@
+// CUDA launcher of morphaug::grey_box: one van Herk pass per filtered axis, a
+// thread per line, ping-pong buffers between passes.
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "../core/grey.h"
+#include "../launch.h"
+
+namespace morphaug {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int64_t kMaxBlocks = 65535;
+
+template <typename T, bool Max>
+__global__ void box_pass_kernel(const T* in, T* out, Lines lines, BoxAxis a, T cval) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t line = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       line < lines.count; line += step) {
+    const int64_t o = lines.offset(line);
+    T carry, fill;
+    box_lines<T, Max>(in + o, out + o, lines.length, lines.stride, 1, a.k, a.left, a.mode, cval,
+                      &carry, &fill);
+  }
+}
+
+at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
+                         at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode, dilation);
+  const at::Tensor x = input.contiguous();
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  if (x.numel() == 0) return out;
+  if (axes.empty()) return out.copy_(x);
+  const at::Tensor scratch = axes.size() > 1 ? at::empty_like(out) : at::Tensor();
+  const int passes = static_cast<int>(axes.size());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
+                             "morphaug::grey_box (CUDA)", [&] {
+    const scalar_t fill = box_fill<scalar_t>(cval);
+    const scalar_t* src = x.data_ptr<scalar_t>();
+    for (int p = 0; p < passes; ++p) {
+      scalar_t* dst = pass_target(p, passes, out, scratch).data_ptr<scalar_t>();
+      const Lines lines = lines_along(x, axes[p].axis);
+      const int blocks =
+          static_cast<int>(std::min((lines.count + kThreads - 1) / kThreads, kMaxBlocks));
+      if (dilation) {
+        box_pass_kernel<scalar_t, true>
+            <<<blocks, kThreads, 0, stream>>>(src, dst, lines, axes[p], fill);
+      } else {
+        box_pass_kernel<scalar_t, false>
+            <<<blocks, kThreads, 0, stream>>>(src, dst, lines, axes[p], fill);
+      }
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      src = dst;
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(morphaug, CUDA, m) { m.impl("grey_box", &grey_box_cuda); }
+
+}  // namespace morphaug

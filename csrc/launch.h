@@ -1,0 +1,192 @@
+// Host-side argument checks and set-up shared by the CPU and CUDA launchers.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "core/cdt.h"
+#include "core/common.h"
+#include "core/grey.h"
+
+namespace morphaug {
+
+inline void check_batched(const at::Tensor& x, const char* op) {
+  TORCH_CHECK(x.dim() >= 3, "morphaug::", op,
+              ": expected a (B, C, *spatial) tensor with at least one spatial axis, got shape ",
+              x.sizes());
+  TORCH_CHECK(x.dim() - 2 <= kMaxRank, "morphaug::", op, ": at most ", kMaxRank,
+              " spatial axes are supported natively, got ", x.dim() - 2);
+  for (int64_t d = 2; d < x.dim(); ++d) {
+    TORCH_CHECK(x.size(d) < (int64_t{1} << 31), "morphaug::", op, ": spatial size ", x.size(d),
+                " does not fit the int32 indices");
+  }
+}
+
+inline void check_mask(const at::Tensor& mask, const char* op) {
+  check_batched(mask, op);
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "morphaug::", op,
+              ": expected a bool mask (true = foreground), got ", mask.scalar_type());
+}
+
+// Lines along spatial axis `axis` of a contiguous (B, C, *spatial) tensor.
+inline Lines lines_along(const at::Tensor& x, int axis) {
+  const int64_t dim = axis + 2;
+  int64_t stride = 1;
+  for (int64_t d = dim + 1; d < x.dim(); ++d) stride *= x.size(d);
+  const int64_t length = x.size(dim);
+  return Lines{x.numel() / length, length, stride};
+}
+
+// Ping-pong buffers across passes: pass p of `passes` writes `final` when an
+// even number of passes follows it, so the last pass always lands there.
+inline const at::Tensor& pass_target(int pass, int passes, const at::Tensor& final,
+                                     const at::Tensor& scratch) {
+  return (passes - 1 - pass) % 2 == 0 ? final : scratch;
+}
+
+// --- edt -------------------------------------------------------------------
+
+struct EdtSetup {
+  Geometry geometry;
+  at::Tensor distances;  // result, dtype float32 or float64
+  at::Tensor indices;    // (S, B, C, *spatial) int32, or an empty tensor
+  bool unit;             // unit sampling on every axis: exact integer arithmetic
+};
+
+inline EdtSetup edt_setup(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling,
+                          bool return_indices, at::ScalarType dtype) {
+  check_mask(mask, "edt");
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble,
+              "morphaug::edt: distances dtype must be float32 or float64, got ", dtype);
+  const int rank = static_cast<int>(mask.dim() - 2);
+  EdtSetup setup;
+  setup.geometry.rank = rank;
+  if (sampling.has_value()) {
+    TORCH_CHECK(static_cast<int64_t>(sampling->size()) == rank,
+                "morphaug::edt: sampling needs one value per spatial axis (", rank, "), got ",
+                sampling->size());
+  }
+  for (int k = 0; k < rank; ++k) {
+    setup.geometry.size[k] = mask.size(k + 2);
+    TORCH_CHECK(mask.size(k + 2) < (int64_t{1} << 24), "morphaug::edt: spatial size ",
+                mask.size(k + 2), " on axis ", k, " exceeds the native limit 2^24 - 1");
+    const double s = sampling.has_value() ? (*sampling)[k] : 1.0;
+    TORCH_CHECK(s > 0.0 && s < INFINITY, "morphaug::edt: sampling must be positive and finite, got ",
+                s, " for spatial axis ", k);
+    setup.geometry.sampling[k] = s;
+  }
+  const auto options = mask.options();
+  setup.distances = at::empty(mask.sizes(), options.dtype(dtype));
+  std::vector<int64_t> index_shape{rank};
+  index_shape.insert(index_shape.end(), mask.sizes().begin(), mask.sizes().end());
+  setup.indices = return_indices ? at::empty(index_shape, options.dtype(at::kInt))
+                                 : at::empty({0}, options.dtype(at::kInt));
+  setup.unit = true;
+  for (int k = 0; k < rank; ++k) setup.unit = setup.unit && setup.geometry.sampling[k] == 1.0;
+  return setup;
+}
+
+// --- cdt -------------------------------------------------------------------
+
+struct CdtSetup {
+  int rank;
+  int64_t slices;        // B * C
+  int64_t slice_numel;   // product of the spatial sizes
+  int64_t padded_numel;  // product of (size + 2)
+  std::vector<int64_t> size, pstride;  // spatial sizes, padded strides
+  CdtNeighbours neighbours;
+};
+
+inline CdtSetup cdt_setup(const at::Tensor& mask, at::IntArrayRef metric) {
+  check_mask(mask, "cdt");
+  CdtSetup setup;
+  setup.rank = static_cast<int>(mask.dim() - 2);
+  TORCH_CHECK(setup.rank <= 6, "morphaug::cdt: at most 6 spatial axes are supported natively, got ",
+              setup.rank);
+  int64_t elements = 1;
+  for (int k = 0; k < setup.rank; ++k) elements *= 3;
+  TORCH_CHECK(static_cast<int64_t>(metric.size()) == elements,
+              "morphaug::cdt: metric must hold the ", elements, " flags of a (3,) * ", setup.rank,
+              " structure in C order, got ", metric.size());
+  std::vector<bool> flags(metric.size());
+  for (size_t e = 0; e < metric.size(); ++e) {
+    TORCH_CHECK(metric[e] == 0 || metric[e] == 1, "morphaug::cdt: metric flags must be 0 or 1, got ",
+                metric[e], " at position ", e);
+    flags[e] = metric[e] == 1;
+  }
+  setup.slices = mask.size(0) * mask.size(1);
+  setup.size.resize(setup.rank);
+  setup.pstride.resize(setup.rank);
+  setup.slice_numel = 1;
+  setup.padded_numel = 1;
+  for (int k = setup.rank - 1; k >= 0; --k) {
+    setup.size[k] = mask.size(k + 2);
+    setup.pstride[k] = setup.padded_numel;
+    setup.slice_numel *= setup.size[k];
+    setup.padded_numel *= setup.size[k] + 2;
+  }
+  TORCH_CHECK(setup.padded_numel < (int64_t{1} << 31), "morphaug::cdt: a padded slice of ",
+              setup.padded_numel, " voxels does not fit int32 offsets");
+  setup.neighbours = cdt_neighbours(flags, setup.rank, setup.pstride.data());
+  return setup;
+}
+
+// --- grey_box --------------------------------------------------------------
+
+// One filtered axis: size k > 1 and the extension before the line.
+struct BoxAxis {
+  int axis;
+  int64_t k, left;
+  int mode;
+};
+
+inline std::vector<BoxAxis> grey_box_axes(const at::Tensor& input, at::IntArrayRef size,
+                                          at::IntArrayRef origin, at::IntArrayRef mode,
+                                          bool dilation) {
+  check_batched(input, "grey_box");
+  TORCH_CHECK(!input.is_complex(), "morphaug::grey_box: expected a real tensor, got ",
+              input.scalar_type());
+  const int64_t rank = input.dim() - 2;
+  TORCH_CHECK(static_cast<int64_t>(size.size()) == rank &&
+                  static_cast<int64_t>(origin.size()) == rank &&
+                  static_cast<int64_t>(mode.size()) == rank,
+              "morphaug::grey_box: size, origin and mode need one value per spatial axis (", rank,
+              "), got ", size.size(), ", ", origin.size(), " and ", mode.size());
+  std::vector<BoxAxis> axes;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t k = size[d];
+    TORCH_CHECK(k >= 1, "morphaug::grey_box: size must be >= 1, got ", k, " for spatial axis ", d);
+    TORCH_CHECK(origin[d] >= -(k / 2) && origin[d] <= (k - 1) / 2, "morphaug::grey_box: origin ",
+                origin[d], " is out of range for size ", k, " on spatial axis ", d,
+                " (allowed: ", -(k / 2), " to ", (k - 1) / 2, ")");
+    TORCH_CHECK(mode[d] >= kReflect && mode[d] <= kConstant, "morphaug::grey_box: mode code ",
+                mode[d], " on spatial axis ", d,
+                " is not 0 (reflect), 1 (mirror), 2 (nearest), 3 (wrap) or 4 (constant)");
+    if (k == 1) continue;
+    // SciPy's grey_dilation reflects the box: origin -> -origin, minus 1 when k is even.
+    const int64_t o = dilation ? -origin[d] - (k % 2 == 0 ? 1 : 0) : origin[d];
+    axes.push_back(BoxAxis{static_cast<int>(d), k, k / 2 + o, static_cast<int>(mode[d])});
+  }
+  return axes;
+}
+
+// cval in the input dtype. Like SciPy, which compares against cval in double
+// and casts the result, a fractional cval is truncated for integer dtypes;
+// a value out of the dtype's range is an error (Scalar::to wraps uint8).
+template <typename T>
+T box_fill(const at::Scalar& cval) {
+  const T fill = cval.to<T>();
+  if (std::is_integral<T>::value && !std::is_same<T, bool>::value) {
+    const double value = cval.to<double>();
+    TORCH_CHECK(std::trunc(value) == static_cast<double>(fill), "morphaug::grey_box: cval ", cval,
+                " is out of range for the input dtype");
+  }
+  return fill;
+}
+
+}  // namespace morphaug

@@ -1,0 +1,30 @@
+// Schemas of every morphaug native op, and the Python module `morphaug._C`.
+//
+// Importing morphaug._C loads this library, which registers the schemas below
+// and the CPU / CUDA kernels of csrc/cpu and csrc/cuda. Python contracts and
+// fake (meta) kernels live in morphaug/ndimage/_native.py.
+#include <Python.h>
+#include <torch/library.h>
+
+TORCH_LIBRARY(morphaug, m) {
+  // Exact Euclidean distance transform of a bool mask (B, C, *spatial), true =
+  // foreground: (distances, indices), squared unless squared = false; indices
+  // (S, B, C, *spatial) int32 if return_indices, else an empty tensor.
+  m.def(
+      "edt(Tensor mask, float[]? sampling, bool return_indices, ScalarType dtype, bool squared) "
+      "-> (Tensor, Tensor)");
+  // Chamfer distance transform with SciPy's raster passes: int32 distances and,
+  // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
+  // metric: the 3^S flags of the (3,) * S structure in C order.
+  m.def("cdt(Tensor mask, int[] metric, bool return_indices) -> (Tensor, Tensor)");
+  // grey_erosion / grey_dilation (dilation = true) with a box `size`; mode codes
+  // 0 reflect, 1 mirror, 2 nearest, 3 wrap, 4 constant (cval).
+  m.def(
+      "grey_box(Tensor input, int[] size, int[] origin, int[] mode, Scalar cval, bool dilation) "
+      "-> Tensor");
+}
+
+extern "C" PyObject* PyInit__C(void) {
+  static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "morphaug native kernels", -1, nullptr};
+  return PyModule_Create(&module);
+}

@@ -1,0 +1,340 @@
+"""Native kernels (``morphaug._C``) against SciPy, slice by slice.
+
+Skipped when ``morphaug._C`` is not built. Cases marked ``cuda`` run the same
+checks on a GPU (skipped without one, or when the build has no CUDA kernels).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from morphaug import _backend
+from morphaug.ndimage import _native
+
+NATIVE, WHY_NOT = _backend.load_native()
+pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
+
+DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=pytest.mark.cuda)]
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+MODES = ["reflect", "mirror", "nearest", "wrap", "constant"]
+MAX_SIDE = {1: 40, 2: 12, 3: 7, 4: 4}
+
+
+def on(device: str, op: str) -> torch.device:
+    """The device, skipping when the build has no kernel of ``op`` for it."""
+    if device == "cuda" and not torch._C._dispatch_has_kernel_for_dispatch_key(f"morphaug::{op}", "CUDA"):
+        pytest.skip("morphaug._C was built without CUDA kernels")
+    return torch.device(device)
+
+
+@st.composite
+def masks(draw, max_rank=4):
+    """A random bool array (B, C, *spatial), with all-foreground slices now and then."""
+    rank = draw(st.integers(1, max_rank))
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2)),
+             *(draw(st.integers(1, MAX_SIDE[rank])) for _ in range(rank)))
+    density = draw(st.sampled_from([0.2, 0.6, 0.9, 0.98, 1.0]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    return rng.random(shape) < density, rng
+
+
+def check_indices_reach(indices, distances, sampling, where):
+    """indices (S, *spatial) point at voxels at the reported distance."""
+    grid = np.indices(distances.shape)
+    spacing = np.ones(len(grid)) if sampling is None else np.asarray(sampling)
+    reach = np.sqrt(sum(((i - g) * s) ** 2 for i, g, s in zip(indices, grid, spacing)))
+    np.testing.assert_allclose(reach, distances, rtol=1e-6, err_msg=where)
+
+
+# --- edt ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(), sampled=st.booleans(), dtype=st.sampled_from([torch.float32, torch.float64]),
+       squared=st.booleans(), return_indices=st.booleans())
+def test_edt_matches_scipy(device, case, sampled, dtype, squared, return_indices):
+    x, rng = case
+    rank = x.ndim - 2
+    sampling = np.round(rng.uniform(0.3, 3.0, rank), 2).tolist() if sampled else None
+    mask = torch.from_numpy(x).to(on(device, "edt"))
+    before = mask.clone()
+    distances, indices = _native.edt(mask, sampling, return_indices, dtype, squared)
+    assert torch.equal(mask, before)
+    assert distances.dtype == dtype and distances.shape == mask.shape
+    assert (indices is None) == (not return_indices)
+    got = distances.cpu().double().numpy()
+    for b, c in np.ndindex(x.shape[:2]):
+        where = f"slice ({b}, {c})"
+        expected, expected_indices = ndi.distance_transform_edt(
+            x[b, c], sampling=sampling, return_indices=True)
+        # SciPy's squared distance, before its square root, in its order
+        spacing = np.ones(rank) if sampling is None else np.asarray(sampling)
+        grid = np.indices(x.shape[2:])
+        terms = [(((f - g) * s) ** 2) for f, g, s in zip(expected_indices.astype(float), grid, spacing)]
+        expected_squared = np.add.reduce(np.stack(terms), axis=0)
+        reference = expected_squared if squared else expected
+        if dtype == torch.float64:
+            np.testing.assert_array_equal(got[b, c], reference, err_msg=where)
+        else:
+            np.testing.assert_allclose(got[b, c], reference, rtol=1e-6, err_msg=where)
+        if not return_indices:
+            continue
+        ours = indices[:, b, c].cpu().numpy()
+        if dtype == torch.float64 or sampling is None:
+            np.testing.assert_array_equal(ours, expected_indices, err_msg=where)
+        else:  # float32 with sampling: ties between equidistant voxels may differ
+            check_indices_reach(ours, expected, sampling, where)
+
+
+def test_edt_no_background_measures_to_minus_one():
+    mask = torch.ones(1, 1, 3, 4, dtype=torch.bool)
+    distances, indices = _native.edt(mask, None, True, torch.float64)
+    expected, expected_indices = ndi.distance_transform_edt(np.ones((3, 4), bool), return_indices=True)
+    np.testing.assert_array_equal(distances[0, 0].numpy(), expected)
+    np.testing.assert_array_equal(indices[:, 0, 0].numpy(), expected_indices)
+    assert (indices[0] == -1).all() and (indices[1] == 0).all()
+
+
+def test_edt_ties_keep_the_lower_index():
+    # voxel (1, 1) is at distance 1 from (0, 1), (1, 0), (1, 2) and (2, 1)
+    x = np.ones((3, 3), bool)
+    x[0, 1] = x[1, 0] = x[1, 2] = x[2, 1] = False
+    _, indices = _native.edt(torch.from_numpy(x)[None, None], None, True)
+    _, expected = ndi.distance_transform_edt(x, return_indices=True)
+    np.testing.assert_array_equal(indices[:, 0, 0].numpy(), expected)
+
+
+def test_edt_accepts_non_contiguous_input():
+    x = torch.from_numpy(np.random.default_rng(1).random((2, 3, 6, 5)) < 0.7)
+    view = x.transpose(2, 3)
+    assert not view.is_contiguous()
+    distances, indices = _native.edt(view, [1.0, 2.0], True)
+    reference, reference_indices = _native.edt(view.contiguous(), [1.0, 2.0], True)
+    assert torch.equal(distances, reference) and torch.equal(indices, reference_indices)
+
+
+# --- cdt ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(), metric=st.sampled_from(["taxicab", "chessboard", "random"]),
+       return_indices=st.booleans())
+def test_cdt_matches_scipy(device, case, metric, return_indices):
+    x, rng = case
+    rank = x.ndim - 2
+    if metric == "random":
+        metric = rng.random((3,) * rank) < 0.5
+    mask = torch.from_numpy(x).to(on(device, "cdt"))
+    before = mask.clone()
+    distances, indices = _native.cdt(mask, metric, return_indices)
+    assert torch.equal(mask, before)
+    assert distances.dtype == torch.int32 and (indices is None) == (not return_indices)
+    for b, c in np.ndindex(x.shape[:2]):
+        expected, expected_indices = ndi.distance_transform_cdt(x[b, c], metric=metric,
+                                                                return_indices=True)
+        np.testing.assert_array_equal(distances[b, c].cpu().numpy(), expected, err_msg=f"({b}, {c})")
+        if return_indices:
+            np.testing.assert_array_equal(indices[:, b, c].cpu().numpy(), expected_indices,
+                                          err_msg=f"({b}, {c})")
+
+
+def test_cdt_no_background_stays_minus_one():
+    distances, indices = _native.cdt(torch.ones(1, 2, 4, 3, dtype=torch.bool), "taxicab", True)
+    assert (distances == -1).all()
+    expected = np.indices((4, 3))
+    np.testing.assert_array_equal(indices[:, 0, 1].numpy(), expected)
+
+
+# --- grey_box ----------------------------------------------------------------
+
+GREY_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int16,
+               torch.uint8, torch.int64, torch.bool]
+
+
+def random_values(rng, shape, dtype):
+    if dtype == torch.bool:
+        return torch.from_numpy(rng.random(shape) < 0.5)
+    if dtype.is_floating_point:
+        return torch.from_numpy(rng.standard_normal(shape)).to(dtype)
+    return torch.from_numpy(rng.integers(0, 100, shape)).to(dtype)
+
+
+def scipy_view(tensor):
+    """NumPy values SciPy can filter: half types through float32 (exact)."""
+    if tensor.dtype in (torch.float16, torch.bfloat16):
+        tensor = tensor.float()
+    return tensor.cpu().numpy()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(), dtype=st.sampled_from(GREY_DTYPES), dilation=st.booleans(), data=st.data())
+def test_grey_box_matches_scipy(device, case, dtype, dilation, data):
+    x, rng = case
+    rank = x.ndim - 2
+    size = [data.draw(st.integers(1, 9)) for _ in range(rank)]  # longer than the axis too
+    origin = [data.draw(st.integers(-(k // 2), (k - 1) // 2)) for k in size]
+    mode = [data.draw(st.sampled_from(MODES)) for _ in range(rank)]
+    values = random_values(rng, x.shape, dtype).to(on(device, "grey_box"))
+    cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
+    before = values.clone()
+    result = _native.grey_box(values, size, origin, mode, cval, dilation)
+    assert torch.equal(values, before)
+    assert result.dtype == dtype and result.shape == values.shape and result.is_contiguous()
+    reference = ndi.grey_dilation if dilation else ndi.grey_erosion
+    source, got = scipy_view(values), scipy_view(result)
+    for b, c in np.ndindex(x.shape[:2]):
+        expected = reference(source[b, c], size=size, origin=origin, mode=mode, cval=cval)
+        np.testing.assert_array_equal(got[b, c], expected, err_msg=f"({b}, {c})")
+
+
+def test_grey_box_size_one_everywhere_copies():
+    x = torch.randn(2, 1, 5, 6)
+    out = _native.grey_box(x, [1, 1], [0, 0], ["reflect", "reflect"], 0.0, False)
+    assert torch.equal(out, x) and out.data_ptr() != x.data_ptr()
+
+
+def test_grey_box_accepts_non_contiguous_input():
+    x = torch.randn(2, 3, 7, 6)
+    view = x.transpose(2, 3)
+    out = _native.grey_box(view, [3, 4], [1, -1], ["wrap", "mirror"], 0.0, True)
+    reference = _native.grey_box(view.contiguous(), [3, 4], [1, -1], ["wrap", "mirror"], 0.0, True)
+    assert torch.equal(out, reference)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(2, 1, 5, 150), (1, 2, 70, 3, 80), (1, 1, 300)])
+def test_larger_shapes_match_scipy(device, shape):
+    """Many neighbouring lines (CPU bundles and tiles) and long distances."""
+    rng = np.random.default_rng(sum(shape))
+    x = rng.random(shape) < 0.995
+    x.reshape(-1)[0] = False  # a lone background voxel far from most others
+    mask = torch.from_numpy(x).to(on(device, "edt"))
+    values = torch.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(mask.device)
+    rank = len(shape) - 2
+    distances, indices = _native.edt(mask, None, True, torch.float64)
+    chessboard, chessboard_indices = _native.cdt(mask, "chessboard", True)
+    taxicab, _ = _native.cdt(mask, "taxicab")
+    eroded = _native.grey_box(values, [7] * rank, [-2] * rank, ["mirror"] * rank, 0.0, False)
+    for b, c in np.ndindex(shape[:2]):
+        expected, expected_indices = ndi.distance_transform_edt(x[b, c], return_indices=True)
+        np.testing.assert_array_equal(distances[b, c].cpu().numpy(), expected)
+        np.testing.assert_array_equal(indices[:, b, c].cpu().numpy(), expected_indices)
+        expected, expected_indices = ndi.distance_transform_cdt(x[b, c], "chessboard", return_indices=True)
+        np.testing.assert_array_equal(chessboard[b, c].cpu().numpy(), expected)
+        np.testing.assert_array_equal(chessboard_indices[:, b, c].cpu().numpy(), expected_indices)
+        np.testing.assert_array_equal(taxicab[b, c].cpu().numpy(),
+                                      ndi.distance_transform_cdt(x[b, c], "taxicab"))
+        np.testing.assert_array_equal(eroded[b, c].cpu().numpy(),
+                                      ndi.grey_erosion(values[b, c].cpu().numpy(), size=7, origin=-2,
+                                                       mode="mirror"))
+
+
+# --- torch.library checks ----------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck(device):
+    ops = _native._ops()
+    mask = torch.from_numpy(np.random.default_rng(3).random((2, 1, 5, 4)) < 0.7).to(on(device, "edt"))
+    torch.library.opcheck(ops.edt.default, (mask, [1.0, 0.5], True, torch.float32, False))
+    torch.library.opcheck(ops.edt.default, (mask, None, False, torch.float64, True))
+    torch.library.opcheck(ops.cdt.default, (mask, [1] * 9, True))
+    torch.library.opcheck(ops.cdt.default, (mask, [0, 1, 0, 1, 1, 1, 0, 1, 0], False))
+    values = torch.randn(2, 1, 5, 4, device=mask.device)
+    torch.library.opcheck(ops.grey_box.default, (values, [3, 2], [0, -1], [0, 4], 0.5, False))
+    torch.library.opcheck(ops.grey_box.default, (values.to(torch.int32), [3, 2], [1, 0], [1, 3], 2, True))
+
+
+# --- bad inputs --------------------------------------------------------------
+
+MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: _native.edt(MASK.float()), "expected a bool mask"),
+    (lambda: _native.edt(MASK[0, 0]), "at least one spatial axis"),
+    (lambda: _native.edt(MASK, [1.0]), r"sampling needs one value per spatial axis \(2\), got 1"),
+    (lambda: _native.edt(MASK, [1.0, 0.0]), "sampling must be positive and finite, got 0"),
+    (lambda: _native.edt(MASK, None, False, torch.int32), "float32 or float64, got Int"),
+    (lambda: _native.edt(torch.zeros((1, 1) + (1,) * 17, dtype=torch.bool)), "at most 16 spatial axes"),
+    (lambda: _native._ops().cdt(MASK, [1] * 8, False), "must hold the 9 flags"),
+    (lambda: _native._ops().cdt(MASK, [2] * 9, False), "flags must be 0 or 1, got 2"),
+    (lambda: _native.cdt(torch.zeros((1, 1) + (1,) * 7, dtype=torch.bool)), "at most 6 spatial axes"),
+    (lambda: _native.cdt(MASK.int()), "expected a bool mask"),
+    (lambda: _native.grey_box(MASK.float(), [3, 3], [2, 0], MODES[:2], 0.0, False),
+     "origin 2 is out of range for size 3"),
+    (lambda: _native.grey_box(MASK.float(), [0, 3], [0, 0], MODES[:2], 0.0, False), "size must be >= 1"),
+    (lambda: _native._ops().grey_box(MASK.float(), [3, 3], [0, 0], [0, 9], 0.0, False), "mode code 9"),
+    (lambda: _native.grey_box(MASK.float(), [3], [0], MODES[:1], 0.0, False),
+     r"one value per spatial axis \(2\)"),
+    (lambda: _native.grey_box(MASK.to(torch.complex64), [3, 3], [0, 0], MODES[:2], 0.0, False),
+     "expected a real tensor"),
+    (lambda: _native.grey_box(MASK.to(torch.uint8), [3, 3], [0, 0], MODES[:2], -1, False),
+     "cval -1 is out of range"),
+])
+def test_bad_inputs_raise_from_the_kernels(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+def test_bad_python_arguments():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        _native.grey_box(MASK.float(), [3, 3], [0, 0], ["reflect", "grid-wrap"], 0.0, False)
+    with pytest.raises(ValueError, match="metric must be"):
+        _native.cdt(MASK, "euclidean")
+    with pytest.raises(ValueError, match=r"metric array must have shape \(3, 3\)"):
+        _native.cdt(MASK, np.ones((3, 3, 3)))
+
+
+# --- backend selection -------------------------------------------------------
+
+def test_select_honours_the_environment(monkeypatch):
+    x = torch.zeros(1, 1, 4, 4)
+    monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
+    assert _backend.select("distance_transform_edt", x) == "native"
+    assert _backend.select("grey_erosion", x) == "native"
+    assert _backend.select("binary_erosion", x) == "torch"  # no native kernel
+    assert _backend.select("grey_erosion", x.to(torch.complex64)) == "torch"
+    assert _backend.select("distance_transform_cdt", torch.zeros((1, 1) + (2,) * 7)) == "torch"
+    meta = torch.zeros(1, 1, 4, 4, device="meta")
+    assert _backend.select("distance_transform_edt", meta) == "torch"
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    assert _backend.select("distance_transform_edt", x) == "torch"
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    assert _backend.select("grey_dilation", x) == "native"
+    assert _backend.select("binary_erosion", x) == "torch"
+    with pytest.raises(RuntimeError, match="no 'edt' kernel for meta tensors"):
+        _backend.select("distance_transform_edt", meta)
+    monkeypatch.setenv("MORPHAUG_BACKEND", "fastest")
+    with pytest.raises(ValueError, match="MORPHAUG_BACKEND must be one of"):
+        _backend.select("distance_transform_edt", x)
+
+
+def test_select_without_the_extension(monkeypatch):
+    monkeypatch.setattr(_backend, "load_native", lambda: (None, "morphaug._C is not importable (test)"))
+    x = torch.zeros(1, 1, 4, 4)
+    monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
+    assert _backend.select("distance_transform_edt", x) == "torch"
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    with pytest.raises(RuntimeError, match=r"cannot run natively: morphaug._C is not importable \(test\)"):
+        _backend.select("distance_transform_edt", x)
+    info = _backend.backend_info(verbose=False)
+    assert info["native_built"] is False and "test" in info["native_error"]
+    assert info["ops"]["grey_erosion"]["cpu"] == "unavailable (native forced)"
+
+
+def test_backend_info(capsys, monkeypatch):
+    monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
+    info = _backend.backend_info()
+    printed = capsys.readouterr().out
+    assert "morphaug native kernels (morphaug._C): built for cpu" in printed
+    assert info["native_built"] and "cpu" in info["native_devices"] and info["native_error"] is None
+    assert info["torch"] == torch.__version__ and info["requested"] == "auto"
+    assert info["ops"]["distance_transform_edt"]["cpu"] == "native"
+    assert set(info["ops"]) == set(_backend.NATIVE_OPS)
