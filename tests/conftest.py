@@ -6,6 +6,8 @@ batched input and compares with morphaug's batched result.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -30,6 +32,22 @@ def pytest_collection_modifyitems(config, items):
 def device(request):
     """Every available device: cpu, plus cuda when present."""
     return torch.device(request.param)
+
+
+@pytest.fixture(params=["torch", "auto"], scope="module")
+def backend(request):
+    """Runs a module's tests on the pure-torch backend, then on the automatic choice.
+
+    ``auto`` picks the native kernels wherever they are built (see
+    ``morphaug.backend_info()``), so both backends face the same parity tests.
+    """
+    previous = os.environ.get("MORPHAUG_BACKEND")
+    os.environ["MORPHAUG_BACKEND"] = request.param
+    yield request.param
+    if previous is None:
+        os.environ.pop("MORPHAUG_BACKEND", None)
+    else:
+        os.environ["MORPHAUG_BACKEND"] = previous
 
 
 def to_numpy(tensor: torch.Tensor) -> np.ndarray:

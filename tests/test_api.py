@@ -118,5 +118,8 @@ def test_bad_input_is_named(name, kwargs, bad, error, match):
 
 def test_backend_info_reports_every_op():
     info = morphaug.backend_info(verbose=False)
-    assert "torch" in info
-    assert set(info["ops"]) >= {"distance_transform_edt", "grey_erosion", "binary_dilation"}
+    assert info["torch"] == torch.__version__
+    assert set(info["ops"]) >= {"distance_transform_edt", "distance_transform_cdt", "grey_erosion"}
+    for per_device in info["ops"].values():
+        assert set(per_device) == {"cpu", "cuda"}
+        assert set(per_device.values()) <= {"native", "torch", "unavailable (native forced)"}

@@ -19,6 +19,9 @@ from morphaug.ndimage import (
     distance_transform_edt,
 )
 
+# Every test runs on the torch backend and on the automatic (native where built) choice.
+pytestmark = pytest.mark.usefixtures("backend")
+
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -162,6 +165,7 @@ def test_edt_without_background_measures_to_minus_one_zero():
 
 def test_edt_chunking_bounds_memory(monkeypatch):
     """A 64^3 volume in blocks of at most 2^15 candidates: never O(N^2) intermediates."""
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")  # the chunking is the torch backend's
     rng = np.random.default_rng(4)
     x = torch.from_numpy(rng.random((1, 1, 64, 64, 64)) < 0.999)
     expected_d, expected_i = reference(ndi.distance_transform_edt, x)

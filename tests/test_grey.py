@@ -27,6 +27,9 @@ from torch.utils._pytree import tree_flatten
 from morphaug import ndimage
 from morphaug.ndimage import _grey
 
+# Every test runs on the torch backend and on the automatic (native where built) choice.
+pytestmark = pytest.mark.usefixtures("backend")
+
 OPS = [
     "grey_erosion", "grey_dilation", "grey_opening", "grey_closing",
     "morphological_gradient", "morphological_laplace", "white_tophat", "black_tophat",

@@ -103,6 +103,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .._backend import select
+from . import _native
 from ._normalize import check_input, normalize_sequence
 
 __all__ = ["distance_transform_edt", "distance_transform_cdt", "distance_transform_bf"]
@@ -303,10 +305,13 @@ def distance_transform_edt(input, sampling=None, return_distances=True,
     dtype = _check_distances(distances, input, _FLOAT_DTYPES, "distance_transform_edt")
     _check_indices(indices, input)
 
+    mask = input != 0
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
+    elif select("distance_transform_edt", mask) == "native":
+        dist, feats = _native.edt(mask, sampling, bool(return_indices), dtype)
     else:
-        squared, feats = _edt_torch(input != 0, sampling, bool(return_indices), dtype)
+        squared, feats = _edt_torch(mask, sampling, bool(return_indices), dtype)
         dist = squared.to(dtype).sqrt_() if return_distances else None
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
@@ -377,10 +382,13 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     _check_distances(distances, input, _INT_DTYPES, "distance_transform_cdt")
     _check_indices(indices, input)
 
+    mask = input != 0
     if input.numel() == 0:
         dist, feats = _empty(input, torch.int32, bool(return_indices))
+    elif select("distance_transform_cdt", mask) == "native":
+        dist, feats = _native.cdt(mask, structure, bool(return_indices))
     else:
-        dist, feats = _cdt_torch(input != 0, structure, bool(return_indices))
+        dist, feats = _cdt_torch(mask, structure, bool(return_indices))
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
 

@@ -93,6 +93,8 @@ from ._normalize import (
     normalize_sequence,
     validate_origin,
 )
+from .._backend import select
+from . import _native
 from ._shift import cast_cval, pad, shifted
 
 __all__ = [
@@ -259,7 +261,27 @@ def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tens
     """Minimum (erosion) or maximum (dilation, given the reflected filter): backend switch."""
     if input.numel() == 0:
         return input.clone()
+    name = "grey_erosion" if minimum else "grey_dilation"
+    if filt.separable and select(name, input) == "native":
+        return _min_or_max_native(input, filt, minimum)
     return _min_or_max_torch(input, filt, minimum)
+
+
+def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    """A box filter on the native van Herk / Gil-Werman kernel (``_native.grey_box``).
+
+    The kernel takes SciPy's user-facing origin and reflects it itself for
+    dilation; ``filt`` holds the reflected one, and reflection is an involution.
+    """
+    rank = input.ndim - 2
+    size, origin, mode = [1] * rank, [0] * rank, ["nearest"] * rank
+    for axis, width, o, m in zip(filt.axes, filt.shape, filt.origins, filt.modes):
+        if width == 1:  # SciPy skips these axes (and their origins)
+            continue
+        size[axis], mode[axis] = width, m
+        origin[axis] = o if minimum else -o - (1 - width % 2)
+    cval = 0 if filt.cval is None else filt.cval
+    return _native.grey_box(input, size, origin, mode, cval, dilation=not minimum)
 
 
 def _min_or_max_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:

@@ -1,0 +1,16 @@
+"""morphaug: batched, on-device mathematical morphology, distance transforms and
+optimal transport for data-augmentation pipelines.
+
+Subpackages: :mod:`morphaug.ndimage` (scipy.ndimage on ``(B, C, *spatial)``
+tensors), :mod:`morphaug.footprints`, :mod:`morphaug.transforms`,
+:mod:`morphaug.ot` and :mod:`morphaug.adapters` (MONAI, torchvision v2,
+Kornia; imported on demand). :func:`backend_info` says which backend runs
+each op.
+"""
+
+from . import footprints, ndimage, ot, transforms
+from ._backend import backend_info
+
+__version__ = "0.1.0"
+
+__all__ = ["ndimage", "footprints", "transforms", "ot", "backend_info", "__version__"]
