@@ -54,7 +54,8 @@ except ImportError as error:  # pragma: no cover - exercised without Kornia
 from .. import transforms as _core
 
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",
-                                         "FillHoles", "RandBoundaryJitter") for dim in (2, 3)]
+                                         "FillHoles", "RandBoundaryJitter", "RandHistogramTransfer",
+                                         "RandWassersteinMix") for dim in (2, 3)]
 
 _KORNIA_PARAMS = ("batch_prob", "forward_input_shape")
 
@@ -125,7 +126,7 @@ class _Adapter:
         return f"{type(self).__name__}(p={self.p}, same_on_batch={self.same_on_batch}, core={self.core!r})"
 
 
-def _pair(name: str, core_class: type, p_mode, p_default: float, summary: str):
+def _pair(name: str, core_class: type, p_mode, p_default: float, summary: str, adapter: type = _Adapter):
     """The 2-D and 3-D classes of one core transform."""
     classes = []
     for dim, base in ((2, AugmentationBase2D), (3, AugmentationBase3D)):
@@ -135,7 +136,7 @@ def _pair(name: str, core_class: type, p_mode, p_default: float, summary: str):
                f"    (not ``keys``/``prob``/``generator``); see the module notes.\n")
         attrs = {"core_class": core_class, "p_mode": p_mode, "p_default": p_default, "__doc__": doc,
                  "__module__": __name__, "__qualname__": f"{name}{dim}D"}
-        classes.append(type(f"{name}{dim}D", (_Adapter, base), attrs))
+        classes.append(type(f"{name}{dim}D", (adapter, base), attrs))
     return classes
 
 
@@ -151,3 +152,22 @@ LabelBoundary2D, LabelBoundary3D = _pair(
     "LabelBoundary", _core.LabelBoundary, "core", 1.0, "each mask becomes its ``(B, K', ...)`` boundary maps.")
 DistanceMap2D, DistanceMap3D = _pair(
     "DistanceMap", _core.DistanceMap, None, 1.0, "each mask becomes its ``(B, K', ...)`` float32 distance maps.")
+
+
+class _MixAdapter(_Adapter):
+    """An ``_Adapter`` whose core changes inputs and masks: each goes to the core under its role name."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, label_keys="label", allow_missing_keys=True, **kwargs)
+
+    def _run(self, x: torch.Tensor, params, role: str) -> torch.Tensor:
+        return self.core({role: x}, params=self.core_params(params))[role]
+
+
+RandHistogramTransfer2D, RandHistogramTransfer3D = _pair(
+    "RandHistogramTransfer", _core.RandHistogramTransfer, "gate", 0.5,
+    "inputs' histograms moved toward another sample's (``same_on_batch``: all toward sample 0).")
+RandWassersteinMix2D, RandWassersteinMix3D = _pair(
+    "RandWassersteinMix", _core.RandWassersteinMix, "gate", 0.5,
+    "pairs of samples mixed, masks along Wasserstein geodesics (``same_on_batch``: all toward sample 0).",
+    adapter=_MixAdapter)

@@ -51,7 +51,7 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 from .. import transforms as _core
 
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
-           "RandBoundaryJitterd"]
+           "RandBoundaryJitterd", "RandHistogramTransferd", "RandWassersteinMixd"]
 
 
 class _Mapd(MapTransform):
@@ -237,3 +237,50 @@ class DistanceMapd(_Mapd):
             raise ValueError(f"DistanceMapd: key {key!r} needs one spacing of {ndim} values for the whole "
                              f"batch, got {sorted(spacings)}; resample to a common spacing first")
         return spacings.pop()
+
+
+class _PairedMapd(_RandMapd):
+    """A random transform that pairs the samples of a collated batch: ``batched=True`` only."""
+
+    def __init__(self, keys, *args, batched: bool = True, **kwargs):
+        if not batched:
+            raise ValueError(f"{type(self).__name__} pairs the samples of a collated batch and needs batched=True "
+                             "(one sample would be paired with itself and never change)")
+        super().__init__(keys, *args, batched=True, **kwargs)
+
+
+class RandHistogramTransferd(_PairedMapd):
+    """MONAI version of :class:`morphaug.transforms.RandHistogramTransfer`, on collated batches only.
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import RandHistogramTransferd
+        >>> t = RandHistogramTransferd("image", prob=1.0).set_random_state(0)
+        >>> t({"image": torch.rand(4, 1, 8, 8, 8)})["image"].shape
+        torch.Size([4, 1, 8, 8, 8])
+    """
+
+    core_class = _core.RandHistogramTransfer
+
+
+class RandWassersteinMixd(_PairedMapd):
+    """MONAI version of :class:`morphaug.transforms.RandWassersteinMix`, on collated batches only.
+
+    ``keys`` are images, ``label_keys`` labels (MetaTensor labels are float index maps: pass ``num_classes``).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import RandWassersteinMixd
+        >>> t = RandWassersteinMixd("image", "label", prob=1.0, num_classes=2).set_random_state(0)
+        >>> label = torch.zeros(2, 1, 16, 16)
+        >>> label[0, :, 2:6, 2:6] = label[1, :, 9:13, 9:13] = 1
+        >>> out = t({"image": torch.rand(2, 1, 16, 16), "label": label})
+        >>> out["label"].sum((1, 2, 3)).tolist()  # each mixed square keeps its area
+        [16.0, 16.0]
+    """
+
+    core_class = _core.RandWassersteinMix
+
+    def __init__(self, keys, label_keys, *args, **kwargs):
+        super().__init__(keys, label_keys, *args, **kwargs)
+        self.keys = self.core.keys  # images, then labels

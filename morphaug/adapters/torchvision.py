@@ -57,7 +57,7 @@ except ImportError as error:  # pragma: no cover - exercised without torchvision
 from .. import transforms as _core
 
 __all__ = ["RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
-           "RandBoundaryJitter"]
+           "RandBoundaryJitter", "RandHistogramTransfer", "RandWassersteinMix"]
 
 
 class _Transform(v2.Transform):
@@ -225,3 +225,65 @@ class LabelBoundary(_TargetTransform):
     """
 
     core_class = _core.LabelBoundary
+
+
+class _PairedTransform(_Transform):
+    """A transform that pairs the samples of a batch: inputs must be batches ``(B, C, *spatial)``."""
+
+    def _batch(self, inpt):
+        x, added = super()._batch(inpt)
+        if added:
+            raise ValueError(f"{type(self).__name__} pairs the samples of a batch: expected (B, C, *spatial) with "
+                             f"spatial_ndim={self.spatial_ndim}, got one sample of shape {tuple(inpt.shape)}")
+        return x, added
+
+
+class RandHistogramTransfer(_PairedTransform):
+    """v2 version of :class:`morphaug.transforms.RandHistogramTransfer` on batches of Images.
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import RandHistogramTransfer
+        >>> out = RandHistogramTransfer(p=1.0)(tv_tensors.Image(torch.rand(4, 3, 8, 8)))
+        >>> type(out).__name__, tuple(out.shape)
+        ('Image', (4, 3, 8, 8))
+    """
+
+    core_class = _core.RandHistogramTransfer
+
+
+class RandWassersteinMix(_PairedTransform):
+    """v2 version of :class:`morphaug.transforms.RandWassersteinMix`: Images mixed, Masks along geodesics.
+
+    Arguments are keywords (``weight``, ``p``, ``reg``, ``num_classes``, ...); on a batch only.
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import RandWassersteinMix
+        >>> mask = torch.zeros(2, 1, 16, 16, dtype=torch.uint8)
+        >>> mask[0, :, 2:6, 2:6] = mask[1, :, 9:13, 9:13] = 1
+        >>> image, mask = RandWassersteinMix(num_classes=2, p=1.0)(
+        ...     tv_tensors.Image(torch.rand(2, 3, 16, 16)), tv_tensors.Mask(mask))
+        >>> type(mask).__name__, mask.dtype, mask.sum((1, 2, 3)).tolist()
+        ('Mask', torch.uint8, [16, 16])
+    """
+
+    core_class = _core.RandWassersteinMix
+
+    def __init__(self, **kwargs):
+        super().__init__(label_keys="label", allow_missing_keys=True, **kwargs)
+
+    def make_params(self, flat_inputs: list[Any]) -> dict[str, Any]:
+        for inpt in flat_inputs:
+            if isinstance(inpt, torch.Tensor):
+                return {"core": self.core.make_params(self._batch(inpt)[0], self.core.generator)}
+        return {}
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        if "core" not in params or not isinstance(inpt, torch.Tensor):
+            return inpt
+        role = self._role(inpt)  # the core's keys are the role names
+        out = self.core({role: self._batch(inpt)[0]}, params=params["core"])[role]
+        return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out

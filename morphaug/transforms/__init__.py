@@ -24,6 +24,7 @@ Labels
 
 from ._base import BatchTransform
 from ._morphology import FillHoles, RandGreyMorphology, RandLabelMorphology
+from ._ot import RandHistogramTransfer, RandWassersteinMix
 from ._targets import DistanceMap, LabelBoundary, RandBoundaryJitter
 
 __all__ = [
@@ -34,4 +35,6 @@ __all__ = [
     "LabelBoundary",
     "FillHoles",
     "RandBoundaryJitter",
+    "RandHistogramTransfer",
+    "RandWassersteinMix",
 ]
