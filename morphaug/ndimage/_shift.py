@@ -80,9 +80,29 @@ def pad(x: torch.Tensor, axes: Sequence[int], pads: Sequence[tuple[int, int]],
             shape[dim] = after
             tail = x.new_full(shape, fill)
             x = torch.cat([head, x, tail], dim=dim)
-        else:
+        elif max(before, after) <= (n - 1 if mode == "mirror" else n):
+            x = torch.cat([_border_block(x, dim, before, mode, head=True), x,
+                           _border_block(x, dim, after, mode, head=False)], dim=dim)
+        else:  # borders wider than the axis: fold indices
             x = x.index_select(dim, border_indices(n, before, after, mode, x.device))
     return x
+
+
+def _border_block(x: torch.Tensor, dim: int, width: int, mode: str, head: bool) -> torch.Tensor:
+    """The ``width`` border values before (``head``) or after axis ``dim``, for
+    borders no wider than the axis (``n - 1`` for ``mirror``): copies of slices."""
+    n = x.shape[dim]
+    if mode == "nearest":
+        edge = x.narrow(dim, 0 if head else n - 1, 1)
+        shape = list(x.shape)
+        shape[dim] = width
+        return edge.expand(shape)
+    if mode == "wrap":
+        return x.narrow(dim, n - width, width) if head else x.narrow(dim, 0, width)
+    skip = 1 if mode == "mirror" else 0  # mirror leaves out the edge value itself
+    if head:
+        return x.narrow(dim, skip, width).flip(dim)
+    return x.narrow(dim, n - skip - width, width).flip(dim)
 
 
 def shifted(padded: torch.Tensor, axes: Sequence[int], offset: Sequence[int],
