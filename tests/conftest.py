@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+# The cuda parameter carries the ``cuda`` mark, so ``pytest -m cuda`` (as in
+# scripts/gpu_check.sh) runs every device-parametrised test on the GPU; it is
+# skipped where no CUDA device exists.
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
 
 def pytest_configure(config):
@@ -30,7 +33,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(params=DEVICES)
 def device(request):
-    """Every available device: cpu, plus cuda when present."""
+    """cpu, and cuda (skipped without a CUDA device)."""
     return torch.device(request.param)
 
 
