@@ -97,6 +97,12 @@ def native_extensions() -> tuple[list, dict]:
 
     sources = ["csrc/ops.cpp", *files("cpu", "*.cpp")]
     compile_args = {"cxx": ["-O3", "-fno-math-errno"]}
+    link_args = []
+    if torch.backends.openmp.is_available() and sys.platform.startswith("linux"):
+        # at::parallel_for is an inline template: without -fopenmp its OpenMP
+        # pragma is dropped and every loop runs on one thread.
+        compile_args["cxx"].append("-fopenmp")
+        link_args.append("-fopenmp")
     if use_cuda:
         sources += files("cuda", "*.cu")
         compile_args["nvcc"] = ["-O3", "--expt-relaxed-constexpr"]
@@ -106,7 +112,7 @@ def native_extensions() -> tuple[list, dict]:
     else:
         extension = cpp_extension.CppExtension
     module = extension("morphaug._C", sources, include_dirs=[str(ROOT / "csrc")],
-                       extra_compile_args=compile_args)
+                       extra_compile_args=compile_args, extra_link_args=link_args)
 
     class BuildNative(cpp_extension.BuildExtension):
         """torch's BuildExtension (ninja when found) that degrades to no extension on failure."""
