@@ -22,6 +22,15 @@ TORCH_LIBRARY(morphaug, m) {
   m.def(
       "grey_box(Tensor input, int[] size, int[] origin, int[] mode, Scalar cval, bool dilation) "
       "-> Tensor");
+  // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
+  // (B, C, *spatial) tensor for an element that holds its centre and is symmetric:
+  // `offsets` holds rank displacements per element offset (relative to the
+  // centre, every spatial axis), `weights` (B, C, offsets) bool which of them
+  // each slice's element holds; mask (input's shape, bool) or None (everywhere).
+  m.def("propagate(Tensor input, Tensor? mask, Tensor weights, int[] offsets, bool border) -> Tensor");
+  // binary_fill_holes of a bool (B, C, *spatial) tensor, element as for propagate:
+  // ~propagate(zeros, mask = ~input, border = true).
+  m.def("fill_holes(Tensor input, Tensor weights, int[] offsets) -> Tensor");
 }
 
 extern "C" PyObject* PyInit__C(void) {

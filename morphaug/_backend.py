@@ -40,6 +40,10 @@ NATIVE_OPS = {
     "distance_transform_cdt": ("cdt", None, 6),
     "grey_erosion": ("grey_box", _REAL_DTYPES, 16),
     "grey_dilation": ("grey_box", _REAL_DTYPES, 16),
+    # iterations < 1 with a centred, symmetric element known on the host (the
+    # connected-component case of the torch backend); other elements stay on torch
+    "binary_propagation": ("propagate", None, 16),
+    "binary_fill_holes": ("propagate", None, 16),
 }
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
@@ -113,15 +117,16 @@ def backend_info(verbose: bool = True) -> dict:
     """What is built and which backend each op uses per device; printed unless ``verbose=False``.
 
     Returns a dict with keys ``native_built`` (bool), ``native_devices``
-    (device types with native kernels), ``native_error`` (why ``morphaug._C``
-    is missing, or None), ``torch``, ``torch_cuda`` (CUDA version torch was
-    built with, or None), ``cuda_available``, ``requested`` (the
-    ``MORPHAUG_BACKEND`` setting) and ``ops``: ``{function: {device: backend}}``
-    for cpu and cuda (float32 inputs of rank 3).
+    (device types with native kernels for some op; ``ops`` says which),
+    ``native_error`` (why ``morphaug._C`` is missing, or None), ``torch``,
+    ``torch_cuda`` (CUDA version torch was built with, or None),
+    ``cuda_available``, ``requested`` (the ``MORPHAUG_BACKEND`` setting) and
+    ``ops``: ``{function: {device: backend}}`` for cpu and cuda (float32
+    inputs of rank 3).
     """
     module, error = load_native()
     devices = [d for d in _DISPATCH_KEYS if module is not None
-               and all(_built_for(op, d) for op, _, _ in NATIVE_OPS.values())]
+               and any(_built_for(op, d) for op, _, _ in NATIVE_OPS.values())]
     requested = _requested()
     ops = {}
     for name in NATIVE_OPS:

@@ -30,6 +30,9 @@ from morphaug.ndimage import (
 )
 from morphaug.ndimage._binary import _binary_erosion, _Element
 
+# Every test runs on the torch backend and on the automatic (native where built) choice.
+pytestmark = pytest.mark.usefixtures("backend")
+
 SETTINGS = settings(max_examples=80, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 MAX_SIZE = {1: 40, 2: 12, 3: 6, 4: 4}

@@ -151,6 +151,107 @@ def test_cdt_no_background_stays_minus_one():
     np.testing.assert_array_equal(indices[:, 0, 1].numpy(), expected)
 
 
+# --- propagate / fill_holes --------------------------------------------------
+
+@st.composite
+def elements(draw, shape):
+    """A generate_binary_structure element, shared (*k), per sample (B, *k) or per (B, C, *k)."""
+    rank = len(shape) - 2
+    kind = draw(st.sampled_from(["shared", "sample", "channel"]))
+    lead = {"shared": (), "sample": shape[:1], "channel": shape[:2]}[kind]
+    picks = [ndi.generate_binary_structure(rank, draw(st.integers(1, rank)))
+             for _ in range(int(np.prod(lead, dtype=int)))]
+    return np.stack(picks).reshape(lead + (3,) * rank)
+
+
+def per_slice(structure, rank, b, c):
+    extra = structure.ndim - rank
+    return structure[(b, c)[:extra]] if extra else structure
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(), data=st.data(), border=st.sampled_from([0, 1]), masked=st.booleans())
+def test_propagation_and_fill_holes_match_scipy(device, monkeypatch, case, data, border, masked):
+    from morphaug.ndimage import binary_fill_holes, binary_propagation
+
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    x, rng = case
+    rank = x.ndim - 2
+    dev = on(device, "propagate")
+    structure = data.draw(elements(x.shape))
+    seeds = rng.random(x.shape) < data.draw(st.sampled_from([0.0, 0.02, 0.2]))
+    region = x if masked else None
+    before = torch.from_numpy(x).to(dev)
+    got = binary_propagation(torch.from_numpy(seeds).to(dev), torch.from_numpy(structure),
+                             None if region is None else before, border_value=border)
+    filled = binary_fill_holes(before, torch.from_numpy(structure))
+    assert torch.equal(before, torch.from_numpy(x).to(dev))
+    assert got.dtype == torch.bool and filled.dtype == torch.bool
+    for b, c in np.ndindex(x.shape[:2]):
+        element = per_slice(structure, rank, b, c)
+        expected = ndi.binary_propagation(seeds[b, c], element,
+                                          None if region is None else region[b, c],
+                                          border_value=border)
+        np.testing.assert_array_equal(got[b, c].cpu().numpy(), expected, err_msg=f"({b}, {c})")
+        np.testing.assert_array_equal(filled[b, c].cpu().numpy(),
+                                      ndi.binary_fill_holes(x[b, c], element), err_msg=f"({b}, {c})")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_propagation_kernel_against_torch_backend(device, monkeypatch):
+    """Larger volumes, non-bool input, axes subsets and erosion (the dual) too."""
+    from morphaug.ndimage import binary_dilation, binary_erosion, binary_fill_holes
+
+    rng = np.random.default_rng(7)
+    dev = on(device, "propagate")
+    x = torch.from_numpy(rng.random((2, 3, 20, 17, 9)) < 0.35).to(dev)
+    region = torch.from_numpy(rng.random((2, 3, 20, 17, 9)) < 0.7).to(dev)
+    ball = torch.from_numpy(ndi.iterate_structure(ndi.generate_binary_structure(3, 1), 2))
+    cases = [
+        lambda: binary_fill_holes(x.to(torch.float32)),
+        lambda: binary_fill_holes(x, ndi.generate_binary_structure(2, 2), axes=(0, 2)),
+        lambda: binary_fill_holes(x, ball),
+        lambda: binary_dilation(x & ~region, ball, -1, region, border_value=1),
+        lambda: binary_erosion(x | region, None, 0, region, border_value=0),
+        lambda: binary_erosion(x | region, ndi.generate_binary_structure(3, 3), -1, None,
+                               border_value=1),
+    ]
+    for case in cases:
+        monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+        native = case()
+        monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+        assert torch.equal(native, case())
+
+
+def test_fill_holes_native_matches_scipy_on_a_volume():
+    from morphaug.ndimage import binary_fill_holes
+
+    rng = np.random.default_rng(1)
+    grid = np.indices((40, 40, 40))
+    x = np.abs(np.sqrt(((grid - 20) ** 2).sum(0)) - 12) < 2
+    x = np.stack([x, x | (rng.random(x.shape) < 0.3)])[:, None]
+    got = binary_fill_holes(torch.from_numpy(x))
+    for b in range(2):
+        np.testing.assert_array_equal(got[b, 0].numpy(), ndi.binary_fill_holes(x[b, 0]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(2, 2, 300), (2, 1, 70, 45), (1, 2, 23, 31, 19), (1, 1, 6, 7, 5, 9)])
+def test_cdt_taxicab_distances_on_larger_shapes(device, shape):
+    """Taxicab without indices takes the separable path; slices without background stay -1."""
+    rng = np.random.default_rng(sum(shape))
+    x = rng.random(shape) < 0.995
+    x[0, 0] = True  # no background at all
+    mask = torch.from_numpy(x).to(on(device, "cdt"))
+    distances, _ = _native.cdt(mask.transpose(-1, -2).contiguous().transpose(-1, -2), "taxicab")
+    for b, c in np.ndindex(x.shape[:2]):
+        np.testing.assert_array_equal(distances[b, c].cpu().numpy(),
+                                      ndi.distance_transform_cdt(x[b, c], metric="taxicab"),
+                                      err_msg=f"({b}, {c})")
+    assert (distances[0, 0] == -1).all()
+
+
 # --- grey_box ----------------------------------------------------------------
 
 GREY_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int16,
@@ -249,6 +350,12 @@ def test_opcheck(device):
     values = torch.randn(2, 1, 5, 4, device=mask.device)
     torch.library.opcheck(ops.grey_box.default, (values, [3, 2], [0, -1], [0, 4], 0.5, False))
     torch.library.opcheck(ops.grey_box.default, (values.to(torch.int32), [3, 2], [1, 0], [1, 3], 2, True))
+    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::propagate", mask.device.type.upper()):
+        weights = torch.ones(2, 1, 5, dtype=torch.bool, device=mask.device)
+        offsets = [0, -1, -1, 0, 0, 0, 1, 0, 0, 1]
+        torch.library.opcheck(ops.propagate.default, (mask & (values > 1), mask, weights, offsets, True))
+        torch.library.opcheck(ops.propagate.default, (mask & (values > 1), None, weights, offsets, False))
+        torch.library.opcheck(ops.fill_holes.default, (mask, weights, offsets))
 
 
 # --- bad inputs --------------------------------------------------------------
@@ -277,6 +384,14 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "expected a real tensor"),
     (lambda: _native.grey_box(MASK.to(torch.uint8), [3, 3], [0, 0], MODES[:2], -1, False),
      "cval -1 is out of range"),
+    (lambda: _native.propagate(MASK, MASK[0], torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)], 0),
+     "mask must be a bool tensor of the input's shape"),
+    (lambda: _native.propagate(MASK, None, torch.ones(1, 1, 2, dtype=torch.bool), [(0, 0)], 0),
+     r"weights must be a bool \(B, C, offsets\) tensor of shape \(1, 1, 1\)"),
+    (lambda: _native._ops().fill_holes(MASK, torch.ones(1, 1, 1, dtype=torch.bool), [0, 0, 0]),
+     "offsets must hold 2 values per element offset"),
+    (lambda: _native.fill_holes(MASK.float(), torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)]),
+     "expected a bool mask"),
 ])
 def test_bad_inputs_raise_from_the_kernels(call, message):
     with pytest.raises(RuntimeError, match=message):
@@ -301,6 +416,8 @@ def test_select_honours_the_environment(monkeypatch):
     assert _backend.select("grey_erosion", x) == "native"
     assert _backend.select("binary_erosion", x) == "torch"  # no native kernel
     assert _backend.select("grey_erosion", x.to(torch.complex64)) == "torch"
+    assert _backend.select("binary_propagation", x.bool()) == "native"
+    assert _backend.select("binary_fill_holes", x.bool()) == "native"
     assert _backend.select("distance_transform_cdt", torch.zeros((1, 1) + (2,) * 7)) == "torch"
     meta = torch.zeros(1, 1, 4, 4, device="meta")
     assert _backend.select("distance_transform_edt", meta) == "torch"

@@ -1,4 +1,5 @@
-// CPU launcher of morphaug::cdt: SciPy's two raster passes, slices in parallel.
+// CPU launcher of morphaug::cdt: SciPy's two raster passes, slices in parallel;
+// taxicab distances without indices by separable 1-D passes (core/cdt_separable.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "../core/cdt.h"
+#include "../core/cdt_separable.h"
 #include "../launch.h"
 
 namespace morphaug {
@@ -106,6 +108,73 @@ void cdt_slice(const CdtSetup& s, const bool* mask, int32_t* distances, int32_t*
   }
 }
 
+// Distances only, taxicab: separable 1-D passes, slices in parallel and each
+// slice done whole while it sits in cache: the last (contiguous) axis line by
+// line from the mask, then each other axis as sweeps over whole rows.
+void cdt_taxicab(const at::Tensor& mask, int32_t* dist) {
+  const int rank = static_cast<int>(mask.dim() - 2);
+  const bool* m = mask.data_ptr<bool>();
+  const int64_t slices = mask.size(0) * mask.size(1);
+  const int64_t numel = slices == 0 ? 0 : mask.numel() / slices;
+  const int64_t n = mask.size(-1);
+  at::parallel_for(0, slices, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t slice = begin; slice < end; ++slice) {
+      const uint8_t* in = reinterpret_cast<const uint8_t*>(m + slice * numel);
+      int32_t* d = dist + slice * numel;
+      const int64_t lines = numel / n;
+      int64_t line = 0;
+      // kGroup lines side by side: independent dependency chains, so that the
+      // sequential sweeps run at throughput rather than latency
+      constexpr int64_t kGroup = 8;
+      for (; line + kGroup <= lines; line += kGroup) {
+        const uint8_t* src = in + line * n;
+        int32_t* v = d + line * n;
+        int32_t carry[kGroup];
+        for (int64_t l = 0; l < kGroup; ++l) carry[l] = kCdtUnreached;
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t l = 0; l < kGroup; ++l) {
+            const int32_t c = std::min(kCdtUnreached * src[l * n + i], carry[l] + 1);
+            v[l * n + i] = c;
+            carry[l] = c;
+          }
+        }
+        for (int64_t i = n - 2; i >= 0; --i) {
+          for (int64_t l = 0; l < kGroup; ++l) {
+            const int32_t c = std::min(v[l * n + i], carry[l] + 1);
+            v[l * n + i] = c;
+            carry[l] = c;
+          }
+        }
+      }
+      for (; line < lines; ++line) {
+        int32_t* v = d + line * n;
+        for (int64_t i = 0; i < n; ++i) v[i] = kCdtUnreached * in[line * n + i];
+        cdt_line_sweeps(v, n, 1);
+      }
+      int64_t stride = n;  // product of the sizes after `axis`
+      for (int axis = rank - 2; axis >= 0; --axis) {
+        const int64_t length = mask.size(axis + 2);
+        const int64_t outer = numel / (length * stride);
+        for (int64_t o = 0; o < outer; ++o) {
+          int32_t* base = d + o * length * stride;
+          for (int64_t i = 1; i < length; ++i) {
+            int32_t* __restrict__ row = base + i * stride;
+            const int32_t* __restrict__ prev = row - stride;
+            for (int64_t x = 0; x < stride; ++x) row[x] = std::min(row[x], prev[x] + 1);
+          }
+          for (int64_t i = length - 2; i >= 0; --i) {
+            int32_t* __restrict__ row = base + i * stride;
+            const int32_t* __restrict__ next = row + stride;
+            for (int64_t x = 0; x < stride; ++x) row[x] = std::min(row[x], next[x] + 1);
+          }
+        }
+        stride *= length;
+      }
+      for (int64_t i = 0; i < numel; ++i) d[i] = d[i] >= kCdtUnreached ? -1 : d[i];
+    }
+  });
+}
+
 std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayRef metric,
                                            bool return_indices) {
   const CdtSetup setup = cdt_setup(mask, metric);
@@ -116,6 +185,16 @@ std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayR
   at::Tensor indices = at::empty(index_shape, mask.options().dtype(at::kInt));
   if (mask.numel() == 0) return {distances, indices};
   const at::Tensor contiguous = mask.contiguous();
+  if (!return_indices) {  // taxicab distances: separable (SciPy's values, see cdt_separable.h)
+    std::vector<bool> flags(metric.size());
+    for (size_t e = 0; e < metric.size(); ++e) flags[e] = metric[e] == 1;
+    int64_t sides = 0;
+    for (int k = 0; k < setup.rank; ++k) sides += setup.size[k];
+    if (cdt_is_taxicab(flags, setup.rank) && sides < (int64_t{1} << 30)) {
+      cdt_taxicab(contiguous, distances.data_ptr<int32_t>());
+      return {distances, indices};
+    }
+  }
   const bool* m = contiguous.data_ptr<bool>();
   int32_t* dist = distances.data_ptr<int32_t>();
   int32_t* idx = return_indices ? indices.data_ptr<int32_t>() : nullptr;

@@ -83,7 +83,9 @@ Backends
 --------
 Each public function normalises its arguments and then calls
 :func:`_binary_erosion`, SciPy's private worker on normalised arguments; it is
-the one place where a backend is chosen. Only the torch backend exists so far.
+the one place where a backend is chosen: propagation to a fixpoint (``iterations < 1``,
+binary_propagation, binary_fill_holes) with a symmetric, centre-holding element runs
+on the native CPU flood fill where it is built; everything else on the torch backend.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ import operator
 
 import torch
 
+from .._backend import select
+from . import _native
 from ._normalize import (
     check_input,
     check_output,
@@ -245,7 +249,31 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
     ``invert=True`` is the OR instead (``binary_dilation`` passes the
     reflected element). ``x`` and ``mask`` are ``(B, C, *spatial)`` bool.
     """
+    if (iterations < 1 and _symmetric(element)
+            and select("binary_propagation", x) == "native"):
+        if not invert:  # erosion = complement of the dilation of the complement
+            return ~_propagate_native(~x, element, mask, not border)
+        return _propagate_native(x, element, mask, border)
     return _binary_erosion_torch(x, element, iterations, mask, border, invert)
+
+
+def _propagate_native(x, element, mask, border):
+    """The flood fill of ``morphaug._C`` (``_native.propagate``) for a symmetric element."""
+    return _native.propagate(x, mask, *_flood_element(element, x), border)
+
+
+def _flood_element(element, x):
+    """``(weights, offsets)`` of a symmetric element for ``_native.propagate`` / ``fill_holes``."""
+    positions = [position for position, _ in element.terms]
+    offsets = []
+    for position in positions:
+        offset = [0] * (x.ndim - 2)
+        for axis, j, c in zip(element.axes, position, element.centre):
+            offset[axis] = j - c
+        offsets.append(offset)
+    index = (slice(None), slice(None))
+    weights = torch.stack([element.tensor[index + p] for p in positions], dim=-1)
+    return weights.expand(x.shape[0], x.shape[1], len(positions)), offsets
 
 
 def _binary_erosion_torch(x, element, iterations, mask, border, invert):
@@ -785,6 +813,11 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     """
     input = check_input(input)
     output = check_output(output, input)
+    x = input if input.dtype == torch.bool else input != 0
+    element = _Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
+    element = element.reflected()  # as binary_dilation builds it
+    if _symmetric(element) and select("binary_fill_holes", x) == "native":
+        return finish_output(_native.fill_holes(x, *_flood_element(element, x)), output)
     seeds = torch.zeros(input.shape, dtype=torch.bool, device=input.device)
     reached = binary_dilation(seeds, structure, -1, input == 0, None, 1, origin, axes=axes)
     return finish_output(~reached, output)

@@ -382,7 +382,7 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     _check_distances(distances, input, _INT_DTYPES, "distance_transform_cdt")
     _check_indices(indices, input)
 
-    mask = input != 0
+    mask = input if input.dtype == torch.bool else input != 0  # read only
     if input.numel() == 0:
         dist, feats = _empty(input, torch.int32, bool(return_indices))
     elif select("distance_transform_cdt", mask) == "native":

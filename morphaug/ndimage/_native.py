@@ -22,7 +22,7 @@ import torch
 
 from .._backend import load_native
 
-__all__ = ["edt", "cdt", "grey_box", "MODE_CODES"]
+__all__ = ["edt", "cdt", "grey_box", "propagate", "fill_holes", "MODE_CODES"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
@@ -107,6 +107,9 @@ def cdt(mask: torch.Tensor, metric="chessboard", return_indices: bool = False):
     SciPy parity: distances and indices are ``distance_transform_cdt``'s bit
     for bit (its forward and backward raster passes, neighbours in its order).
     On CPU the slices run in parallel; within a slice the passes are sequential.
+    On CPU, taxicab distances without indices take separable 1-D passes
+    instead (the exact L1 distance, which SciPy's taxicab chamfer is; lines
+    in parallel), with the same values, -1 included.
     """
     flags = _metric_flags(metric, mask.ndim - 2)
     distances, indices = _ops().cdt(mask, flags, return_indices)
@@ -145,6 +148,46 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
     return _ops().grey_box(input, list(size), list(origin), codes, cval, dilation)
 
 
+def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor,
+              offsets: Sequence[Sequence[int]], border: bool) -> torch.Tensor:
+    """``binary_dilation(input, element, iterations=-1, mask, border_value=border)`` per slice.
+
+    Args:
+        input: bool tensor ``(B, C, *S)``, the seeds.
+        mask: bool tensor of the input's shape (where voxels may turn true),
+            or None for everywhere.
+        weights: bool ``(B, C, n)``: which of the ``n`` offsets each slice's
+            element holds.
+        offsets: ``n`` displacements from the element's centre, each with one
+            value per spatial axis (0 on axes the element does not filter).
+        border: ``border_value``: whether the outside of the volume is true.
+
+    Returns:
+        a new bool tensor of the input's shape.
+
+    Contract: every slice's element must hold its centre and be symmetric
+    (``d`` in it implies ``-d``); the fixpoint is then the input plus the mask
+    voxels joined through element offsets, inside the mask, to a true voxel
+    or (``border``) to the outside. The kernel trusts this and floods each
+    slice once (depth-first, slices in parallel on CPU): SciPy's result
+    exactly, with no pass per iteration.
+    """
+    flat = [int(v) for offset in offsets for v in offset]
+    return _ops().propagate(input, mask, weights, flat, bool(border))
+
+
+def fill_holes(input: torch.Tensor, weights: torch.Tensor,
+               offsets: Sequence[Sequence[int]]) -> torch.Tensor:
+    """``binary_fill_holes`` of each slice of a bool ``(B, C, *S)`` tensor.
+
+    ``~propagate(zeros, mask=~input, weights, offsets, border=True)`` in one
+    pass, with the same arguments and contract as :func:`propagate` (a
+    centred, symmetric element per slice). Returns a new bool tensor.
+    """
+    flat = [int(v) for offset in offsets for v in offset]
+    return _ops().fill_holes(input, weights, flat)
+
+
 def _register_fakes() -> None:
     def index_shape(mask, return_indices):
         return (mask.ndim - 2, *mask.shape) if return_indices else (0,)
@@ -161,4 +204,12 @@ def _register_fakes() -> None:
 
     @torch.library.register_fake("morphaug::grey_box")
     def _grey_box_fake(input, size, origin, mode, cval, dilation):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake("morphaug::propagate")
+    def _propagate_fake(input, mask, weights, offsets, border):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake("morphaug::fill_holes")
+    def _fill_holes_fake(input, weights, offsets):
         return input.new_empty(input.shape)

@@ -1,0 +1,221 @@
+// CPU launcher of morphaug::propagate: a flood fill per (b, c) slice, slices in parallel.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "../core/propagate.h"
+#include "../launch.h"
+
+namespace morphaug {
+namespace {
+
+struct PropagateSetup {
+  int rank;
+  int64_t slices, slice_numel, padded_numel, count;  // count: element offsets
+  std::vector<int64_t> size, pad, pstride;
+  std::vector<int32_t> offset;  // padded linear offset of each element offset
+};
+
+PropagateSetup propagate_setup(const at::Tensor& input, const std::optional<at::Tensor>& mask,
+                               const at::Tensor& weights, at::IntArrayRef offsets) {
+  check_mask(input, "propagate");
+  PropagateSetup s;
+  s.rank = static_cast<int>(input.dim() - 2);
+  if (mask.has_value()) {
+    TORCH_CHECK(mask->scalar_type() == at::kBool && mask->sizes() == input.sizes(),
+                "morphaug::propagate: mask must be a bool tensor of the input's shape ",
+                input.sizes(), ", got ", mask->scalar_type(), " of shape ", mask->sizes());
+    TORCH_CHECK(mask->device() == input.device(), "morphaug::propagate: mask is on ",
+                mask->device(), ", input on ", input.device());
+  }
+  TORCH_CHECK(static_cast<int64_t>(offsets.size()) % s.rank == 0,
+              "morphaug::propagate: offsets must hold ", s.rank,
+              " values per element offset, got ", offsets.size(), " values");
+  s.count = static_cast<int64_t>(offsets.size()) / s.rank;
+  TORCH_CHECK(weights.scalar_type() == at::kBool && weights.dim() == 3 &&
+                  weights.size(0) == input.size(0) && weights.size(1) == input.size(1) &&
+                  weights.size(2) == s.count,
+              "morphaug::propagate: weights must be a bool (B, C, offsets) tensor of shape (",
+              input.size(0), ", ", input.size(1), ", ", s.count, "), got ", weights.scalar_type(),
+              " of shape ", weights.sizes());
+  TORCH_CHECK(weights.device() == input.device(), "morphaug::propagate: weights are on ",
+              weights.device(), ", input on ", input.device());
+  s.slices = input.size(0) * input.size(1);
+  s.size.resize(s.rank);
+  s.pad.assign(s.rank, 0);
+  s.pstride.resize(s.rank);
+  for (int64_t e = 0; e < s.count; ++e) {
+    for (int k = 0; k < s.rank; ++k) {
+      const int64_t d = offsets[e * s.rank + k];
+      TORCH_CHECK(d > -(int64_t{1} << 20) && d < (int64_t{1} << 20),
+                  "morphaug::propagate: element offset ", d, " is out of range");
+      s.pad[k] = std::max(s.pad[k], d < 0 ? -d : d);
+    }
+  }
+  s.slice_numel = 1;
+  s.padded_numel = 1;
+  for (int k = s.rank - 1; k >= 0; --k) {
+    s.size[k] = input.size(k + 2);
+    s.pstride[k] = s.padded_numel;
+    s.slice_numel *= s.size[k];
+    s.padded_numel *= s.size[k] + 2 * s.pad[k];
+  }
+  TORCH_CHECK(s.padded_numel < (int64_t{1} << 31), "morphaug::propagate: a padded slice of ",
+              s.padded_numel, " voxels does not fit int32 offsets");
+  s.offset.resize(s.count);
+  for (int64_t e = 0; e < s.count; ++e) {
+    int64_t o = 0;
+    for (int k = 0; k < s.rank; ++k) o += offsets[e * s.rank + k] * s.pstride[k];
+    s.offset[e] = static_cast<int32_t>(o);
+  }
+  return s;
+}
+
+// One slice. `state` holds padded_numel bytes, `stack` is scratch.
+void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, const bool* weight,
+                     bool border, bool fill, bool* out, std::vector<uint8_t>& state,
+                     std::vector<int32_t>& stack, std::vector<int32_t>& active,
+                     std::vector<uint8_t>& seeded) {
+  active.clear();
+  for (int64_t e = 0; e < s.count; ++e) {
+    if (weight[e] && s.offset[e] != 0) active.push_back(s.offset[e]);
+  }
+  // Vincent's hybrid reconstruction: a forward raster pass (neighbours
+  // before the voxel in memory order), a backward one (those after it) that
+  // keeps each reached voxel with an open neighbour after it, then a
+  // depth-first flood from those. A voxel left open by both passes next to a
+  // reached one always sits after it, so the flood completes the fixpoint.
+  std::sort(active.begin(), active.end());
+  const int count = static_cast<int>(active.size());
+  const int32_t* offsets = active.data();
+  const int last = s.rank - 1;
+  const int64_t reach = s.pad[last];
+  // sorted: [earlier rows | earlier in row | later in row | later rows]
+  int split[3] = {0, 0, 0};
+  for (int e = 0; e < count; ++e) {
+    split[0] += offsets[e] < -reach;
+    split[1] += offsets[e] < 0;
+    split[2] += offsets[e] <= reach;
+  }
+  const int32_t* later = offsets + split[1];
+  const int after = count - split[1];
+  uint8_t* st = state.data();
+  std::memset(st, border ? kPropagateReached : kPropagateClosed, s.padded_numel);
+  const int64_t n = s.size[last];
+  const int64_t rows = s.slice_numel / n;
+  seeded.resize(n);
+  const uint8_t* xs = reinterpret_cast<const uint8_t*>(x);
+  const uint8_t* ms = reinterpret_cast<const uint8_t*>(mask);
+  auto row_first = [&](int64_t row) {
+    int64_t first = s.pad[last];
+    for (int k = last - 1; k >= 0; --k) {
+      first += (row % s.size[k] + s.pad[k]) * s.pstride[k];
+      row /= s.size[k];
+    }
+    return first;
+  };
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t first = row_first(row);
+    const uint8_t* xr = xs + row * n;
+    uint8_t* sr = st + first;
+    if (fill) {  // fill holes: seeds none, mask the complement of the input
+      for (int64_t i = 0; i < n; ++i) sr[i] = xr[i] ? kPropagateClosed : kPropagateOpen;
+    } else if (ms) {
+      const uint8_t* mr = ms + row * n;
+      for (int64_t i = 0; i < n; ++i) {
+        sr[i] = xr[i] ? kPropagateReached : (mr[i] ? kPropagateOpen : kPropagateClosed);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) sr[i] = xr[i] ? kPropagateReached : kPropagateOpen;
+    }
+    // the forward pass on this row: the rows before it are final for it
+    propagate_row(st, first, n, offsets, split[0], offsets + split[0], split[1] - split[0], true,
+                  seeded.data());
+  }
+  stack.clear();
+  for (int64_t row = rows - 1; row >= 0; --row) {
+    const int64_t first = row_first(row);
+    propagate_row(st, first, n, offsets + split[2], count - split[2], offsets + split[1],
+                  split[2] - split[1], false, seeded.data());
+    // the row is final for both passes: keep its reached voxels with an open neighbour after them
+    uint8_t* keep = seeded.data();
+    const uint8_t* sr = st + first;
+    for (int64_t i = 0; i < n; ++i) keep[i] = 0;
+    for (int k = 0; k < after; ++k) {
+      const uint8_t* near = sr + later[k];
+      for (int64_t i = 0; i < n; ++i) keep[i] |= near[i] == kPropagateOpen;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (keep[i] && sr[i] == kPropagateReached) stack.push_back(static_cast<int32_t>(first + i));
+    }
+  }
+  while (!stack.empty()) {
+    const int64_t p = stack.back();
+    stack.pop_back();
+    propagate_visit(st, p, offsets, count,
+                    [&](int64_t q) { stack.push_back(static_cast<int32_t>(q)); });
+  }
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t first = s.pad[last], rest = row;
+    for (int k = last - 1; k >= 0; --k) {
+      first += (rest % s.size[k] + s.pad[k]) * s.pstride[k];
+      rest /= s.size[k];
+    }
+    const uint8_t* sr = st + first;
+    bool* o = out + row * n;
+    if (fill) {
+      for (int64_t i = 0; i < n; ++i) o[i] = sr[i] != kPropagateReached;
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = sr[i] == kPropagateReached;
+    }
+  }
+}
+
+at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
+               const at::Tensor& weights, at::IntArrayRef offsets, bool border, bool fill) {
+  const PropagateSetup s = propagate_setup(input, mask, weights, offsets);
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  if (input.numel() == 0) return out;
+  const at::Tensor x = input.contiguous();
+  const at::Tensor m = mask.has_value() ? mask->contiguous() : at::Tensor();
+  const at::Tensor w = weights.contiguous();
+  const bool* xp = x.data_ptr<bool>();
+  const bool* mp = m.defined() ? m.data_ptr<bool>() : nullptr;
+  const bool* wp = w.data_ptr<bool>();
+  bool* op = out.data_ptr<bool>();
+  at::parallel_for(0, s.slices, 1, [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> state(s.padded_numel);
+    std::vector<int32_t> stack, active;
+    std::vector<uint8_t> seeded;
+    for (int64_t slice = begin; slice < end; ++slice) {
+      const int64_t o = slice * s.slice_numel;
+      propagate_slice(s, xp + o, mp ? mp + o : nullptr, wp + slice * s.count, border, fill, op + o,
+                      state, stack, active, seeded);
+    }
+  });
+  return out;
+}
+
+at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask,
+                         const at::Tensor& weights, at::IntArrayRef offsets, bool border) {
+  return run(input, mask, weights, offsets, border, false);
+}
+
+// binary_fill_holes: the complement of the propagation from a true border into ~input.
+at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights,
+                          at::IntArrayRef offsets) {
+  return run(input, std::nullopt, weights, offsets, true, true);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
+  m.impl("propagate", &propagate_cpu);
+  m.impl("fill_holes", &fill_holes_cpu);
+}
+
+}  // namespace morphaug
