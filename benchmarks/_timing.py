@@ -54,8 +54,9 @@ def format_table(rows: list[Row]) -> str:
         "|---|---|---|---:|---|---:|---:|---|",
     ]
     for row in rows:
+        note = row.note.replace("|", "\\|")  # a pipe inside a cell would split it
         lines.append(
             f"| {row.case} | {row.shape} | {row.device} | {row.ours_s * 1e3:.1f} | {row.reference} "
-            f"| {row.reference_s * 1e3:.1f} | {row.ratio:.2f}x | {row.note} |"
+            f"| {row.reference_s * 1e3:.1f} | {row.ratio:.2f}x | {note} |"
         )
     return "\n".join(lines)
