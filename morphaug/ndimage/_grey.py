@@ -393,11 +393,52 @@ def _spread(mask: torch.Tensor, rank: int) -> torch.Tensor:
     return mask.reshape(*mask.shape, *([1] * rank))
 
 
+def _row_runs(footprint: np.ndarray) -> dict[int, list[tuple[int, ...]]]:
+    """Runs of true values along the footprint's last axis, grouped by length.
+
+    Maps each run length ``w`` to the positions ``(*row, start)`` of the runs
+    of that length: a flat footprint is the union of these 1-D boxes.
+    """
+    runs: dict[int, list[tuple[int, ...]]] = {}
+    for row in np.ndindex(*footprint.shape[:-1]):
+        line = footprint[row]
+        start = None
+        for j, value in enumerate([*line, False]):
+            if value and start is None:
+                start = j
+            elif not value and start is not None:
+                runs.setdefault(j - start, []).append((*row, start))
+                start = None
+    return runs
+
+
+def _row_segments_torch(input: torch.Tensor, filt: _Filter, padded: torch.Tensor,
+                        minimum: bool) -> torch.Tensor:
+    """A shared flat footprint as a union of 1-D boxes along its last axis.
+
+    Each distinct run length ``w`` costs one running extreme of ``padded``
+    along that axis (:func:`_running_extreme`); each run is then one shifted
+    view of it. A radius-3 ball visits 37 runs instead of its 123 positions.
+    """
+    op = torch.minimum if minimum else torch.maximum
+    dim = filt.axes[-1] + 2
+    result = None
+    for width, positions in sorted(_row_runs(filt.host.reshape(filt.shape)).items()):
+        boxed = padded if width == 1 else _running_extreme(padded, dim, width, op)
+        for position in positions:
+            value = shifted(boxed, filt.axes, position, input.shape)
+            result = value.clone() if result is None else op(result, value, out=result)
+    return result
+
+
 def _shifted_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
     op = torch.minimum if minimum else torch.maximum
     rank = input.ndim - 2
     pads = [(k // 2 + o, k - 1 - k // 2 - o) for k, o in zip(filt.shape, filt.origins)]
     padded = pad(input, filt.axes, pads, filt.modes, filt.cval)
+    shared_host = filt.host is not None and filt.host.shape[0] * filt.host.shape[1] == 1
+    if filt.structure is None and shared_host:
+        return _row_segments_torch(input, filt, padded, minimum)
     exact_dtype = filt.structure is None or input.dtype.is_floating_point
     dtype = input.dtype if exact_dtype else torch.float64
     identity = _identity(dtype, minimum)
