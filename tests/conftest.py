@@ -53,6 +53,17 @@ def backend(request):
         os.environ["MORPHAUG_BACKEND"] = previous
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """One intra-op thread for a module, restored afterwards: iterative solvers made
+    of thousands of tiny ops are slowed 10x or more by spinning OpenMP threads on
+    a shared CPU."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     """A tensor as NumPy; bfloat16/float16 go through float32 (SciPy has neither)."""
     tensor = tensor.detach().cpu()

@@ -17,14 +17,8 @@ from morphaug import transforms as core
 SHAPE = (16, 20)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One intra-op thread: the solvers run thousands of tiny ops, which spinning OpenMP threads
-    slow down by 10x or more on a shared CPU. Restored after this module."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# The OT solvers run thousands of tiny ops: one intra-op thread (see conftest).
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def make_batch(batch=4, shape=SHAPE, device="cpu"):
