@@ -22,3 +22,12 @@ def test_suite_runs_quick(suite):
     table = [line for line in completed.stdout.splitlines() if line.startswith("| ")]
     assert len(table) >= 3, completed.stdout  # header, separator, at least one row
     assert "nan" not in "\n".join(table[2:]).lower()
+
+
+def test_edt_memory_script_runs():
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "edt_memory.py"), "--size", "48"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "extra peak memory morphaug" in completed.stdout
