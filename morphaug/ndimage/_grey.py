@@ -162,18 +162,10 @@ def _read_on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
 def _normalize_cval(cval, dtype: torch.dtype, modes) -> object:
     """``cval`` as a scalar of the input's kind (only checked against a constant mode)."""
     try:
-        value = float(cval)
+        float(cval)
     except (TypeError, ValueError):
         raise TypeError(f"cval must be a real scalar, got {cval!r}") from None
-    if "constant" not in modes:
-        return None
-    if dtype == torch.bool:
-        if not math.isfinite(value):
-            raise ValueError(f"cval={cval!r} is not representable in the input dtype torch.bool")
-        return int(value) != 0  # C's cast to npy_bool truncates toward zero, as in SciPy
-    if dtype.is_floating_point:  # rounded (to +-inf if need be) like any value of dtype
-        return torch.tensor(value, dtype=torch.float64).to(dtype).item()
-    return cast_cval(cval, dtype)
+    return cast_cval(cval, dtype) if "constant" in modes else None
 
 
 def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin,

@@ -37,7 +37,6 @@ __all__ = [
     "normalize_mask",
     "check_output",
     "finish_output",
-    "spatial_rank",
 ]
 
 #: SciPy border modes and the canonical name each one maps to for filters.
@@ -86,10 +85,6 @@ def check_input(input, name: str = "input") -> torch.Tensor:
             f"axis, got a {input.ndim}-D tensor of shape {tuple(input.shape)}"
         )
     return input
-
-
-def spatial_rank(input: torch.Tensor) -> int:
-    return input.ndim - 2
 
 
 def normalize_axes(axes, rank: int) -> tuple[int, ...]:

@@ -42,13 +42,17 @@ def border_indices(n: int, before: int, after: int, mode: str,
 
 
 def cast_cval(cval, dtype: torch.dtype):
-    """``cval`` as a Python scalar of ``dtype``'s kind (SciPy casts it likewise)."""
+    """``cval`` as a Python scalar of ``dtype``'s kind (SciPy casts it likewise).
+
+    Floats are rounded to ``dtype``; integers and bools truncate toward zero,
+    as C's cast does, and must be representable (ValueError otherwise).
+    """
     try:
         value = float(cval)
     except (TypeError, ValueError):
         raise TypeError(f"cval must be a real scalar, got {cval!r}") from None
-    if dtype.is_floating_point:
-        return value
+    if dtype.is_floating_point:  # rounded (to +-inf if need be) like any value of dtype
+        return torch.tensor(value, dtype=torch.float64).to(dtype).item()
     if value != value or abs(value) == float("inf"):
         raise ValueError(f"cval={cval!r} is not representable in the input dtype {dtype}")
     value = int(value)  # SciPy truncates toward zero
