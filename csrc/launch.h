@@ -13,6 +13,15 @@
 #include "core/common.h"
 #include "core/grey.h"
 
+// CPU hot loops compiled twice, for AVX2 and for the baseline, the better one
+// picked at load time (GCC / Clang function multi-versioning on x86-64 Linux).
+#if defined(__x86_64__) && defined(__linux__) && !defined(__CUDACC__) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define MORPHAUG_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MORPHAUG_CPU_CLONES
+#endif
+
 namespace morphaug {
 
 inline void check_batched(const at::Tensor& x, const char* op) {

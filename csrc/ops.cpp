@@ -31,6 +31,11 @@ TORCH_LIBRARY(morphaug, m) {
   // binary_fill_holes of a bool (B, C, *spatial) tensor, element as for propagate:
   // ~propagate(zeros, mask = ~input, border = true).
   m.def("fill_holes(Tensor input, Tensor weights, int[] offsets) -> Tensor");
+  // Binary dilation (erode false) or erosion (border_value = 0) of each slice
+  // of a bool (B, C, *spatial) tensor by the ball of its own radius (B, C)
+  // int64 in 0 .. 127 and metric (B, C) int64: 0 euclidean (x^2 + ... <= r^2),
+  // 1 taxicab, 2 chessboard; erode (B, C) bool.
+  m.def("ball_morphology(Tensor mask, Tensor radius, Tensor metric, Tensor erode) -> Tensor");
 }
 
 extern "C" PyObject* PyInit__C(void) {

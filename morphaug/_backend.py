@@ -44,6 +44,9 @@ NATIVE_OPS = {
     # connected-component case of the torch backend); other elements stay on torch
     "binary_propagation": ("propagate", None, 16),
     "binary_fill_holes": ("propagate", None, 16),
+    # the transforms' label morphology by per-sample balls of radius <= 127
+    # (morphaug.transforms RandLabelMorphology, LabelBoundary, ...)
+    "label_morphology": ("ball_morphology", None, 16),
 }
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}

@@ -337,6 +337,51 @@ def test_larger_shapes_match_scipy(device, shape):
                                                        mode="mirror"))
 
 
+# --- ball_morphology -----------------------------------------------------------
+
+def ball_footprint(metric: int, radius: int, rank: int) -> np.ndarray:
+    """SciPy's element for a ball kernel code: euclidean ball, taxicab cross, chessboard cube."""
+    offsets = np.indices((2 * radius + 1,) * rank) - radius
+    if metric == 0:
+        return (offsets ** 2).sum(0) <= radius ** 2
+    if metric == 1:
+        return np.abs(offsets).sum(0) <= radius
+    return np.ones((2 * radius + 1,) * rank, dtype=bool)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(), data=st.data())
+def test_ball_morphology_matches_scipy(device, case, data):
+    x, rng = case
+    dev = on(device, "ball_morphology")
+    lead = x.shape[:2]
+    big = data.draw(st.booleans())  # radii beyond the volume exercise the border handling
+    radius = rng.integers(0, 12 if big else 4, lead)
+    metric = rng.integers(0, 3, lead)
+    erode = rng.random(lead) < 0.5
+    seeds = torch.from_numpy(x).to(dev)
+    got = _native.ball_morphology(seeds, torch.from_numpy(radius).to(dev), torch.from_numpy(metric).to(dev),
+                                  torch.from_numpy(erode).to(dev))
+    assert torch.equal(seeds, torch.from_numpy(x).to(dev)) and got.dtype == torch.bool
+    for b, c in np.ndindex(lead):
+        op = ndi.binary_erosion if erode[b, c] else ndi.binary_dilation
+        expected = op(x[b, c], ball_footprint(metric[b, c], radius[b, c], x.ndim - 2))
+        np.testing.assert_array_equal(got[b, c].cpu().numpy(), expected,
+                                      err_msg=f"({b}, {c}) r={radius[b, c]} metric={metric[b, c]}")
+
+
+def test_ball_morphology_largest_radius():
+    x = torch.zeros(1, 2, 300, 1, dtype=torch.bool)
+    x[0, :, 150] = True
+    radius = torch.full((1, 2), _native.BALL_MAX_RADIUS)
+    got = _native.ball_morphology(x, radius, torch.zeros(1, 2, dtype=torch.long), torch.tensor([[False, True]]))
+    line = np.zeros(300, dtype=bool)
+    line[150 - 127:150 + 128] = True
+    np.testing.assert_array_equal(got[0, 0, :, 0].numpy(), line)
+    assert not got[0, 1].any()
+
+
 # --- torch.library checks ----------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -356,6 +401,11 @@ def test_opcheck(device):
         torch.library.opcheck(ops.propagate.default, (mask & (values > 1), mask, weights, offsets, True))
         torch.library.opcheck(ops.propagate.default, (mask & (values > 1), None, weights, offsets, False))
         torch.library.opcheck(ops.fill_holes.default, (mask, weights, offsets))
+    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::ball_morphology", mask.device.type.upper()):
+        lead = dict(dtype=torch.long, device=mask.device)
+        torch.library.opcheck(ops.ball_morphology.default,
+                              (mask, torch.tensor([[2], [0]], **lead), torch.tensor([[0], [2]], **lead),
+                               torch.tensor([[True], [False]], device=mask.device)))
 
 
 # --- bad inputs --------------------------------------------------------------
@@ -391,6 +441,15 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
     (lambda: _native._ops().fill_holes(MASK, torch.ones(1, 1, 1, dtype=torch.bool), [0, 0, 0]),
      "offsets must hold 2 values per element offset"),
     (lambda: _native.fill_holes(MASK.float(), torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)]),
+     "expected a bool mask"),
+    (lambda: _native.ball_morphology(MASK, torch.full((1, 1), 128), torch.zeros(1, 1, dtype=torch.long),
+                                     torch.zeros(1, 1, dtype=torch.bool)), r"radius must be in \[0, 127\], got 128"),
+    (lambda: _native.ball_morphology(MASK, torch.ones(1, 1, dtype=torch.long), torch.full((1, 1), 3),
+                                     torch.zeros(1, 1, dtype=torch.bool)), "metric codes are 0"),
+    (lambda: _native.ball_morphology(MASK, torch.ones(1, 2, dtype=torch.long), torch.zeros(1, 2, dtype=torch.long),
+                                     torch.zeros(1, 2, dtype=torch.bool)), r"must have shape \(1, 1\)"),
+    (lambda: _native.ball_morphology(MASK.float(), torch.ones(1, 1, dtype=torch.long),
+                                     torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, 1, dtype=torch.bool)),
      "expected a bool mask"),
 ])
 def test_bad_inputs_raise_from_the_kernels(call, message):

@@ -132,6 +132,7 @@ def random_image(seed: int, batch: int, shape) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- RandLabelMorphology
+@pytest.mark.usefixtures("backend")  # torch and native label morphology
 @pytest.mark.parametrize("config", [
     dict(),
     dict(ops=("opening", "closing"), radius=(0, 3), prob_per_class=0.6),
@@ -148,6 +149,7 @@ def test_label_morphology_matches_scipy_3d(device, config):
     np.testing.assert_array_equal(out.cpu().numpy(), expected)
 
 
+@pytest.mark.usefixtures("backend")  # torch and native label morphology
 def test_label_morphology_onehot_2d_matches_scipy(device):
     index = random_labels(1, 5, SHAPE2, num_classes=4).to(device)
     labels = onehot(index, 4, torch.uint8)
@@ -161,6 +163,7 @@ def test_label_morphology_onehot_2d_matches_scipy(device):
     np.testing.assert_array_equal(out.argmax(1, keepdim=True).cpu().numpy(), expected)
 
 
+@pytest.mark.usefixtures("backend")  # torch and native label morphology
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2 ** 16), ops=st.sets(st.sampled_from(["dilation", "erosion", "opening", "closing"]),
        min_size=1), shapes=st.sets(st.sampled_from(["ball", "cube", "cross"]), min_size=1),
@@ -188,6 +191,7 @@ def test_label_morphology_precedence_highest_class_wins():
     assert out[4, 3] == 1 and out[4, 5] == 2 and out[4, 0] == 1 and out[4, 8] == 2
 
 
+@pytest.mark.usefixtures("backend")  # torch and native label morphology
 def test_label_morphology_bool_labels():
     labels = random_labels(2, 2, SHAPE2, num_classes=2).bool()
     transform = RandLabelMorphology("l", ops="erosion", radius=1, prob=1.0, footprint="cube")
@@ -238,6 +242,7 @@ def test_grey_morphology_matches_scipy(device, ndim, config):
 
 
 # --------------------------------------------------------------------------- DistanceMap
+@pytest.mark.usefixtures("backend")  # torch and native label morphology
 @pytest.mark.parametrize("metric", ["euclidean", "taxicab", "chessboard"])
 @pytest.mark.parametrize("signed", [False, True])
 def test_distance_map_matches_scipy(device, metric, signed):
@@ -284,7 +289,18 @@ def test_distance_map_signed_convention():
     assert not torch.signbit(sdf[1, 1])  # +0 on the boundary, never -0
 
 
+@pytest.mark.parametrize("shape", [SHAPE3, (1, 9, 7), (6,)])
+def test_index_label_boundary_is_each_class_boundary(device, shape):
+    from morphaug.transforms._distances import boundary_voxels, label_boundary
+
+    labels = torch.randint(0, 4, (3, 1, *shape), generator=torch.Generator().manual_seed(6)).to(device)
+    labels[0] = random_labels(6, 1, shape, num_classes=4) if min(shape) > 4 else 2  # blobs / one class
+    masks = labels == torch.arange(4, device=device).view(1, 4, *([1] * len(shape)))
+    assert torch.equal(masks & label_boundary(labels), boundary_voxels(masks))
+
+
 # --------------------------------------------------------------------------- LabelBoundary
+@pytest.mark.usefixtures("backend")  # torch and native label morphology
 @pytest.mark.parametrize("side", ["inner", "outer", "both"])
 @pytest.mark.parametrize("footprint", ["ball", "cube", "cross"])
 def test_label_boundary_matches_scipy(device, side, footprint):

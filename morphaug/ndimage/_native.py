@@ -22,10 +22,15 @@ import torch
 
 from .._backend import load_native
 
-__all__ = ["edt", "cdt", "grey_box", "propagate", "fill_holes", "MODE_CODES"]
+__all__ = ["edt", "cdt", "grey_box", "propagate", "fill_holes", "ball_morphology", "MODE_CODES",
+           "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
+
+#: Metrics of :func:`ball_morphology` -> kernel codes, and its largest radius.
+BALL_METRIC_CODES = {"euclidean": 0, "taxicab": 1, "chessboard": 2}
+BALL_MAX_RADIUS = 127
 
 _fakes_registered = False
 
@@ -188,6 +193,30 @@ def fill_holes(input: torch.Tensor, weights: torch.Tensor,
     return _ops().fill_holes(input, weights, flat)
 
 
+def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tensor,
+                    erode: torch.Tensor) -> torch.Tensor:
+    """Binary dilation or erosion of each ``(b, c)`` slice by the metric ball of its own radius.
+
+    Args:
+        mask: bool tensor ``(B, C, *S)``.
+        radius: int64 ``(B, C)``, each in ``0 .. BALL_MAX_RADIUS`` (0: unchanged).
+        metric: int64 ``(B, C)`` codes of :data:`BALL_METRIC_CODES`:
+            euclidean (the ball ``x^2 + ... <= r^2``), taxicab
+            (``|x| + ... <= r``) or chessboard (the cube of side ``2r + 1``).
+        erode: bool ``(B, C)``: erosion, else dilation.
+
+    Returns:
+        a new bool tensor: ``scipy.ndimage.binary_dilation(mask, ball)`` or
+        ``binary_erosion(mask, ball)`` per slice, ``border_value=0``.
+
+    Separable passes with windows of ``2r + 1`` voxels over int16 values
+    capped just above ``r`` (the threshold ``distance <= r`` of a distance
+    transform, without computing larger distances): cheaper than a full
+    distance transform for the small radii of augmentation.
+    """
+    return _ops().ball_morphology(mask, radius, metric, erode)
+
+
 def _register_fakes() -> None:
     def index_shape(mask, return_indices):
         return (mask.ndim - 2, *mask.shape) if return_indices else (0,)
@@ -213,3 +242,7 @@ def _register_fakes() -> None:
     @torch.library.register_fake("morphaug::fill_holes")
     def _fill_holes_fake(input, weights, offsets):
         return input.new_empty(input.shape)
+
+    @torch.library.register_fake("morphaug::ball_morphology")
+    def _ball_morphology_fake(mask, radius, metric, erode):
+        return mask.new_empty(mask.shape)

@@ -13,6 +13,12 @@ Footprint names map to metrics: ``ball`` (``x^2 + y^2 + z^2 <= r^2``) is the
 Euclidean ball, ``cube`` (side ``2r + 1``) the chessboard ball and ``cross``
 (``|x| + |y| + |z| <= r``, the radius-``r`` iterate of the connectivity-1
 cross) the taxicab ball; each is exact with the matching EDT / CDT.
+
+That is the torch backend. The native kernel
+(:func:`morphaug.ndimage._native.ball_morphology`, op ``label_morphology`` in
+:func:`morphaug.backend_info`) computes the same thresholds without the
+distances beyond ``r``: one call for every slice, its own radius, metric and
+op (dilation or erosion).
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .. import footprints, ndimage
+from .. import _backend, footprints, ndimage
+from ..ndimage import _native
 from ._labels import spatial_dims
 
 __all__ = [
@@ -33,6 +40,7 @@ __all__ = [
     "within_radius",
     "morph_step",
     "boundary_voxels",
+    "label_boundary",
     "signed_distance",
     "no_distance",
 ]
@@ -54,13 +62,34 @@ def distance_to_background(x: torch.Tensor, metric: str, sampling=None) -> torch
     return ndimage.distance_transform_cdt(x, metric=metric)
 
 
+def _native_balls(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor,
+                  footprints: tuple[str, ...]):
+    """``(radius, metric)`` per slice for the native ball kernel, or None for torch."""
+    if _backend.select("label_morphology", x) != "native" or not x.numel():
+        return None
+    per_slice = (*x.shape[:2],) + (1,) * (x.ndim - 2)
+    radii = radius.broadcast_to(per_slice).reshape(x.shape[:2]).long()
+    if int(radii.max()) > _native.BALL_MAX_RADIUS:  # a host read: the kernel runs on CPU tensors
+        return None
+    kinds = footprint.broadcast_to(per_slice).reshape(x.shape[:2])
+    metric = torch.zeros_like(radii)
+    for i, name in enumerate(footprints):
+        metric.masked_fill_(kinds == i, _native.BALL_METRIC_CODES[FOOTPRINT_METRIC[name]])
+    return radii, metric
+
+
 def within_radius(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor,
                   footprints: tuple[str, ...]) -> torch.Tensor:
     """Voxels at distance ``<= radius`` from a false voxel of ``x (B, K, *spatial)``.
 
     ``radius`` and ``footprint`` (an index into ``footprints``) are
-    ``(B, K, 1, ...)``; one distance transform per footprint name in use.
+    ``(B, K, 1, ...)``. Native: the dilation of ``~x`` by each slice's ball
+    (:func:`morphaug.ndimage._native.ball_morphology`); torch: one distance
+    transform per footprint name in use.
     """
+    native = _native_balls(x, radius, footprint, footprints)
+    if native is not None:
+        return _native.ball_morphology(~x, *native, torch.zeros_like(native[0], dtype=torch.bool))
     result = None
     for i, name in enumerate(footprints):
         near = distance_to_background(x, FOOTPRINT_METRIC[name]) <= radius
@@ -75,6 +104,10 @@ def morph_step(masks: torch.Tensor, dilate: torch.Tensor, radius: torch.Tensor,
     SciPy semantics with ``border_value=0``; radius 0 returns ``masks``.
     ``dilate``, ``radius`` and ``footprint`` are ``(B, K, 1, ...)``.
     """
+    native = _native_balls(masks, radius, footprint, footprints)
+    if native is not None:
+        erode = ~dilate.broadcast_to(native[0].shape + (1,) * (masks.ndim - 2)).reshape(native[0].shape)
+        return _native.ball_morphology(masks, *native, erode)
     n = masks.ndim - 2
     padded = F.pad(masks, [1, 1] * n, value=False)
     # Dilation measures the distance to the mask, erosion the distance to its complement.
@@ -88,6 +121,24 @@ def boundary_voxels(masks: torch.Tensor) -> torch.Tensor:
     """Mask voxels with a face neighbour outside the mask (the image border is not one)."""
     cross = footprints.cross(1, masks.ndim - 2, device=masks.device)  # generate_binary_structure(n, 1)
     return masks & ~ndimage.binary_erosion(masks, structure=cross, border_value=1)
+
+
+def label_boundary(index: torch.Tensor) -> torch.Tensor:
+    """Voxels of an index label map with a face neighbour of another value.
+
+    For each class ``c`` of ``index (B, 1, *spatial)``,
+    ``(index == c) & label_boundary(index)`` is ``boundary_voxels(index == c)``,
+    at the cost of one comparison per axis for all classes at once.
+    """
+    changes = torch.zeros(index.shape, dtype=torch.bool, device=index.device)
+    for dim in range(2, index.ndim):
+        n = index.shape[dim]
+        if n < 2:
+            continue
+        step = index.narrow(dim, 1, n - 1) != index.narrow(dim, 0, n - 1)
+        changes.narrow(dim, 1, n - 1).logical_or_(step)
+        changes.narrow(dim, 0, n - 1).logical_or_(step)
+    return changes
 
 
 def no_distance(shape, metric: str, sampling=None) -> float:
@@ -105,7 +156,8 @@ def no_distance(shape, metric: str, sampling=None) -> float:
     return float(max(extent))
 
 
-def signed_distance(masks: torch.Tensor, metric: str, sampling=None) -> torch.Tensor:
+def signed_distance(masks: torch.Tensor, metric: str, sampling=None,
+                    boundary: torch.Tensor | None = None) -> torch.Tensor:
     """Signed distance map of each channel of bool ``masks (B, K, *spatial)``, float32.
 
     Convention: the distance to the nearest boundary voxel (a mask voxel with
@@ -113,9 +165,11 @@ def signed_distance(masks: torch.Tensor, metric: str, sampling=None) -> torch.Te
     boundary voxels, positive outside, where it equals the distance to the
     nearest mask voxel. A channel without boundary voxels (empty, or full) is
     ``+D`` (empty) or ``-D`` (full), with ``D`` the volume's diagonal
-    (:func:`no_distance`): farther than any real distance.
+    (:func:`no_distance`): farther than any real distance. ``boundary``, when
+    given, is ``boundary_voxels(masks)`` computed by the caller.
     """
-    boundary = boundary_voxels(masks)
+    if boundary is None:
+        boundary = boundary_voxels(masks)
     distance = distance_to_background(~boundary, metric, sampling).to(torch.float32)
     no_boundary = ~boundary.any(dim=spatial_dims(masks), keepdim=True)
     distance.masked_fill_(no_boundary, no_distance(masks.shape[2:], metric, sampling))  # a fresh tensor

@@ -178,9 +178,13 @@ def recombine(index: torch.Tensor, masks: torch.Tensor, new_masks: torch.Tensor,
         voxel that a class loses and no class gains becomes ``fill_value``.
         Every other voxel keeps its value.
     """
-    out = index.masked_fill((masks & ~new_masks).any(dim=1, keepdim=True), fill_value)
+    # one comparison per channel slice: far cheaper on CPU than a reduction over dim 1
+    lost = masks[:, :1] > new_masks[:, :1]
+    for j in range(1, len(classes)):
+        lost |= masks[:, j:j + 1] > new_masks[:, j:j + 1]
+    out = index.masked_fill(lost, fill_value)
     for j, value in enumerate(classes):  # ascending: the highest gaining class is written last
-        out = out.masked_fill(new_masks[:, j:j + 1] & ~masks[:, j:j + 1], value)
+        out = out.masked_fill(new_masks[:, j:j + 1] > masks[:, j:j + 1], value)
     return out
 
 

@@ -10,12 +10,13 @@ import torch.nn.functional as F
 
 from ._base import check_float_range, check_int_range, normal, per_sample, randint, uniform
 from ._distances import (
-    FOOTPRINT_METRIC,
     FOOTPRINTS,
     METRICS,
     distance_to_background,
+    label_boundary,
     no_distance,
     signed_distance,
+    within_radius,
 )
 from ._labels import LabelTransform, class_masks, from_index, spatial_dims, take, to_index
 
@@ -120,11 +121,14 @@ class DistanceMap(_LabelTarget):
     def apply(self, x, params, role):
         if self._passes_through(role):
             return x
-        masks = self._masks(x)
+        fmt, classes = self._labels(x)
+        masks = class_masks(x, fmt, classes)
         sampling = self._sampling(x.ndim - 2)
         diagonal = no_distance(x.shape[2:], self.metric, sampling)
         if self.signed:
-            distance = signed_distance(masks, self.metric, sampling)
+            # an index map has one class per voxel: its boundaries are where labels change
+            boundary = masks & label_boundary(x) if fmt == "index" else None
+            distance = signed_distance(masks, self.metric, sampling, boundary)
         else:
             distance = distance_to_background(~masks, self.metric, sampling).to(torch.float32)
             absent = ~masks.any(dim=spatial_dims(masks), keepdim=True)
@@ -201,17 +205,17 @@ class LabelBoundary(_LabelTarget):
         if self._passes_through(role):
             return x
         masks = self._masks(x)
-        metric = FOOTPRINT_METRIC[self.footprint]
         thickness = per_sample(params["thickness"], masks.ndim)
+        footprint = torch.zeros_like(thickness)  # the one footprint, self.footprint
         dims = spatial_dims(masks)
         boundary = torch.zeros_like(masks)
         if self.side in ("inner", "both"):
             has_background = ~masks.all(dim=dims, keepdim=True)
-            near = distance_to_background(masks, metric) <= thickness
+            near = within_radius(masks, thickness, footprint, (self.footprint,))
             boundary |= masks & near & has_background
         if self.side in ("outer", "both"):
             present = masks.any(dim=dims, keepdim=True)
-            near = distance_to_background(~masks, metric) <= thickness
+            near = within_radius(~masks, thickness, footprint, (self.footprint,))
             boundary |= ~masks & near & present
         boundary &= per_sample(params["apply"], masks.ndim)
         return boundary.to(x.dtype)

@@ -1,0 +1,156 @@
+// CPU launcher of morphaug::ball_morphology: one slice per task, its passes in
+// two per-thread buffers of int16 (core/ball.h), rows of voxels at a time so
+// that the loops vectorise.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <vector>
+
+#include "../core/ball.h"
+#include "../launch.h"
+
+namespace morphaug {
+namespace {
+
+using Value = int16_t;
+
+// First axis: steps to the nearest seed, capped at r + 1, for `lanes`
+// neighbouring lines at once (element i of lane l at i * lanes + l). Seeds
+// are the voxels equal to `seed_value`, and the outside when `outside_seeds`.
+template <int Metric>
+MORPHAUG_CPU_CLONES void first_axis(const uint8_t* mask, uint8_t seed_value, bool outside_seeds, Value* v, int64_t n,
+                int64_t lanes, int32_t r) {
+  const Value far = static_cast<Value>(r + 1);
+  const Value edge = outside_seeds ? Value(1) : far;  // steps from the outside, capped
+  for (int64_t l = 0; l < lanes; ++l) v[l] = mask[l] == seed_value ? Value(0) : edge;
+  for (int64_t i = 1; i < n; ++i) {
+    const uint8_t* __restrict__ m = mask + i * lanes;
+    const Value* __restrict__ before = v + (i - 1) * lanes;
+    Value* __restrict__ row = v + i * lanes;
+    for (int64_t l = 0; l < lanes; ++l) {  // branch-free, so that it vectorises
+      const Value away = m[l] != seed_value;
+      row[l] = static_cast<Value>(away * ball_min<Value>(static_cast<Value>(before[l] + 1), far));
+    }
+  }
+  Value* last = v + (n - 1) * lanes;
+  for (int64_t l = 0; l < lanes; ++l) last[l] = ball_min<Value>(last[l], edge);
+  for (int64_t i = n - 2; i >= 0; --i) {
+    const Value* __restrict__ after = v + (i + 1) * lanes;
+    Value* __restrict__ row = v + i * lanes;
+    for (int64_t l = 0; l < lanes; ++l) {
+      row[l] = ball_min<Value>(row[l], static_cast<Value>(after[l] + 1));
+    }
+  }
+  for (int64_t p = 0; p < n * lanes; ++p) v[p] = ball_from_steps<Metric, Value>(v[p], r);
+}
+
+// A further axis of length n: out = min over |t| <= r of combine(in t steps
+// away), for `outer` blocks of n rows of `lanes` values; with `outside_seeds`
+// the nearest outside voxel counts as a seed too.
+template <int Metric>
+MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer, int64_t n, int64_t lanes, int32_t r,
+                  bool outside_seeds) {
+  const int64_t block = n * lanes;
+  const int64_t reach = r < n - 1 ? r : n - 1;
+  for (int64_t o = 0; o < outer; ++o) {
+    const Value* __restrict__ src = in + o * block;
+    Value* __restrict__ dst = out + o * block;
+    for (int64_t p = 0; p < block; ++p) dst[p] = src[p];
+    for (int32_t t = 1; t <= reach; ++t) {
+      const int64_t shift = t * lanes;
+      for (int64_t p = 0; p < block - shift; ++p) {  // the value t steps after
+        dst[p] = ball_min<Value>(dst[p], ball_combine<Metric, Value>(src[p + shift], t));
+      }
+      for (int64_t p = shift; p < block; ++p) {  // the value t steps before
+        dst[p] = ball_min<Value>(dst[p], ball_combine<Metric, Value>(src[p - shift], t));
+      }
+    }
+    if (!outside_seeds) continue;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t t = i + 1 < n - i ? i + 1 : n - i;  // steps to the outside
+      if (t > r) continue;
+      const Value border = ball_combine<Metric, Value>(Value(0), static_cast<int32_t>(t));
+      Value* __restrict__ row = dst + i * lanes;
+      for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<Value>(row[l], border);
+    }
+  }
+}
+
+// Dilation (erode = false) or erosion of one slice by the ball of radius r >= 1.
+template <int Metric>
+MORPHAUG_CPU_CLONES void morph_slice(const uint8_t* mask, bool* out, const std::vector<int64_t>& size, int32_t r,
+                 bool erode, Value* a, Value* b) {
+  const int rank = static_cast<int>(size.size());
+  int64_t numel = 1;
+  for (int64_t s : size) numel *= s;
+  first_axis<Metric>(mask, erode ? 0 : 1, erode, a, size[0], numel / size[0], r);
+  int64_t outer = size[0];
+  for (int k = 1; k < rank; ++k) {
+    const int64_t lanes = numel / (outer * size[k]);
+    further_axis<Metric>(a, b, outer, size[k], lanes, r, erode);
+    std::swap(a, b);
+    outer *= size[k];
+  }
+  for (int64_t p = 0; p < numel; ++p) out[p] = ball_inside<Metric>(a[p], r) != erode;
+}
+
+at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
+                               const at::Tensor& metric, const at::Tensor& erode) {
+  check_mask(mask, "ball_morphology");
+  const int64_t slices = mask.size(0) * mask.size(1);
+  for (const at::Tensor* t : {&radius, &metric, &erode}) {
+    const at::ScalarType expected = t == &erode ? at::kBool : at::kLong;
+    TORCH_CHECK(t->scalar_type() == expected && t->dim() == 2 && t->size(0) == mask.size(0) &&
+                    t->size(1) == mask.size(1),
+                "morphaug::ball_morphology: radius and metric (int64) and erode (bool) must have "
+                "shape (", mask.size(0), ", ", mask.size(1), "), got ", t->scalar_type(), " ",
+                t->sizes());
+    TORCH_CHECK(t->device() == mask.device(), "morphaug::ball_morphology: radius, metric and erode "
+                "must be on ", mask.device(), ", got ", t->device());
+  }
+  const at::Tensor radii = radius.contiguous(), metrics = metric.contiguous(),
+                   erodes = erode.contiguous();
+  const int64_t* r = radii.data_ptr<int64_t>();
+  const int64_t* m = metrics.data_ptr<int64_t>();
+  const bool* e = erodes.data_ptr<bool>();
+  for (int64_t s = 0; s < slices; ++s) {
+    TORCH_CHECK(r[s] >= 0 && r[s] <= kBallMaxRadius, "morphaug::ball_morphology: radius must be in "
+                "[0, ", kBallMaxRadius, "], got ", r[s], " for slice ", s);
+    TORCH_CHECK(m[s] >= kBallEuclidean && m[s] <= kBallChessboard,
+                "morphaug::ball_morphology: metric codes are 0 (euclidean), 1 (taxicab) and 2 "
+                "(chessboard), got ", m[s], " for slice ", s);
+  }
+  const at::Tensor x = mask.contiguous();
+  at::Tensor out = at::empty_like(x);
+  const std::vector<int64_t> size(x.sizes().begin() + 2, x.sizes().end());
+  const int64_t numel = slices > 0 ? x.numel() / slices : 0;
+  if (numel == 0) return out;
+  const uint8_t* source = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
+  bool* result = out.data_ptr<bool>();
+  at::parallel_for(0, slices, 1, [&](int64_t begin, int64_t end) {
+    std::unique_ptr<Value[]> a(new Value[numel]), b(new Value[numel]);
+    for (int64_t s = begin; s < end; ++s) {
+      const uint8_t* in = source + s * numel;
+      bool* dst = result + s * numel;
+      const int32_t radius_s = static_cast<int32_t>(r[s]);
+      if (radius_s == 0) {
+        for (int64_t p = 0; p < numel; ++p) dst[p] = in[p] != 0;
+      } else if (m[s] == kBallEuclidean) {
+        morph_slice<kBallEuclidean>(in, dst, size, radius_s, e[s], a.get(), b.get());
+      } else if (m[s] == kBallTaxicab) {
+        morph_slice<kBallTaxicab>(in, dst, size, radius_s, e[s], a.get(), b.get());
+      } else {
+        morph_slice<kBallChessboard>(in, dst, size, radius_s, e[s], a.get(), b.get());
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("ball_morphology", &ball_morphology_cpu); }
+
+}  // namespace morphaug
