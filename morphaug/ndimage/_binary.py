@@ -98,6 +98,7 @@ import torch
 from .._backend import select
 from . import _native
 from ._normalize import (
+    foreground,
     check_input,
     check_output,
     finish_output,
@@ -235,7 +236,7 @@ def _arguments(input, structure, iterations, mask, output, border_value, origin,
     iterations = normalize_iterations(iterations)
     mask = normalize_mask(mask, input)
     output = check_output(output, input)
-    return input != 0, element, iterations, mask, _border(border_value), output
+    return foreground(input), element, iterations, mask, _border(border_value), output
 
 
 # --------------------------------------------------------------------------
@@ -701,7 +702,7 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
         miss = hit.complement(normalize_origin(origin2, len(axes), "origin2"), "origin2")
     else:
         miss = _Element.from_argument(structure2, input, axes, origin2, "structure2", "origin2")
-    x = input != 0
+    x = foreground(input)
     fits = _binary_erosion(x, hit, 1, None, False, invert=False)
     touches = _binary_erosion(x, miss, 1, None, False, invert=True)
     return finish_output(fits & ~touches, output)
@@ -813,7 +814,7 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     """
     input = check_input(input)
     output = check_output(output, input)
-    x = input if input.dtype == torch.bool else input != 0
+    x = foreground(input)
     element = _Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
     element = element.reflected()  # as binary_dilation builds it
     if _symmetric(element) and select("binary_fill_holes", x) == "native":

@@ -105,7 +105,7 @@ import torch.nn.functional as F
 
 from .._backend import select
 from . import _native
-from ._normalize import check_input, normalize_sequence
+from ._normalize import check_input, foreground, normalize_sequence
 
 __all__ = ["distance_transform_edt", "distance_transform_cdt", "distance_transform_bf"]
 
@@ -305,7 +305,7 @@ def distance_transform_edt(input, sampling=None, return_distances=True,
     dtype = _check_distances(distances, input, _FLOAT_DTYPES, "distance_transform_edt")
     _check_indices(indices, input)
 
-    mask = input != 0
+    mask = foreground(input)  # read only
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
     elif select("distance_transform_edt", mask) == "native":
@@ -382,7 +382,7 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     _check_distances(distances, input, _INT_DTYPES, "distance_transform_cdt")
     _check_indices(indices, input)
 
-    mask = input if input.dtype == torch.bool else input != 0  # read only
+    mask = foreground(input)  # read only
     if input.numel() == 0:
         dist, feats = _empty(input, torch.int32, bool(return_indices))
     elif select("distance_transform_cdt", mask) == "native":
@@ -474,7 +474,7 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
     else:
-        dist, feats = _bf_torch(input != 0, name, sampling, bool(return_indices), dtype)
+        dist, feats = _bf_torch(foreground(input), name, sampling, bool(return_indices), dtype)
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
 

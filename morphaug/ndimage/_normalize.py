@@ -26,6 +26,7 @@ import torch
 __all__ = [
     "MODES",
     "check_input",
+    "foreground",
     "normalize_axes",
     "normalize_sequence",
     "normalize_mode",
@@ -63,6 +64,14 @@ _SUPPORTED_DTYPES = (
     torch.float32,
     torch.float64,
 )
+
+
+def foreground(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor != 0`` as a bool tensor; a bool tensor itself (to be read only).
+
+    Comparing a bool tensor with 0 costs a full conversion on CPU, many times a copy.
+    """
+    return tensor if tensor.dtype == torch.bool else tensor != 0
 
 
 def check_input(input, name: str = "input") -> torch.Tensor:
@@ -235,9 +244,9 @@ def normalize_mask(mask, input: torch.Tensor, name: str = "mask") -> torch.Tenso
         return None
     tensor = _as_tensor(mask, name, input.device)
     if tuple(tensor.shape) == tuple(input.shape):
-        return tensor != 0
+        return foreground(tensor)
     if tuple(tensor.shape) == tuple(input.shape[2:]):
-        return (tensor != 0).expand(input.shape)
+        return foreground(tensor).expand(input.shape)
     raise ValueError(
         f"{name} must have the input's shape {tuple(input.shape)} or its spatial "
         f"shape {tuple(input.shape[2:])}, got {tuple(tensor.shape)}"

@@ -40,6 +40,7 @@ __all__ = [
     "from_index",
     "recombine",
     "spatial_dims",
+    "any_spatial",
 ]
 
 LABEL_FORMATS = ("index", "onehot")
@@ -81,6 +82,15 @@ def check_num_classes(num_classes, minimum: int = 1) -> int | None:
 
 def spatial_dims(x: torch.Tensor) -> tuple[int, ...]:
     return tuple(range(2, x.ndim))
+
+
+def any_spatial(mask: torch.Tensor) -> torch.Tensor:
+    """``mask.any(dim=spatial_dims(mask), keepdim=True)`` for a bool ``(B, C, *spatial)`` mask.
+
+    Reduced as bytes: on CPU a bool reduction over several dims is many times slower.
+    """
+    flat = mask.contiguous().view(torch.uint8).flatten(2)
+    return (flat.amax(dim=2) > 0).view(*mask.shape[:2], *([1] * (mask.ndim - 2)))
 
 
 def label_format_of(x: torch.Tensor, label_format: str | None, owner: str) -> str:

@@ -18,7 +18,7 @@ from ._distances import (
     signed_distance,
     within_radius,
 )
-from ._labels import LabelTransform, class_masks, from_index, spatial_dims, take, to_index
+from ._labels import LabelTransform, any_spatial, class_masks, from_index, spatial_dims, take, to_index
 
 __all__ = ["DistanceMap", "LabelBoundary", "RandBoundaryJitter"]
 
@@ -131,7 +131,7 @@ class DistanceMap(_LabelTarget):
             distance = signed_distance(masks, self.metric, sampling, boundary)
         else:
             distance = distance_to_background(~masks, self.metric, sampling).to(torch.float32)
-            absent = ~masks.any(dim=spatial_dims(masks), keepdim=True)
+            absent = ~any_spatial(masks)
             distance.masked_fill_(absent, diagonal)  # a fresh tensor
         if self.clip is not None:
             distance = distance.clamp(*self.clip)
@@ -207,14 +207,13 @@ class LabelBoundary(_LabelTarget):
         masks = self._masks(x)
         thickness = per_sample(params["thickness"], masks.ndim)
         footprint = torch.zeros_like(thickness)  # the one footprint, self.footprint
-        dims = spatial_dims(masks)
         boundary = torch.zeros_like(masks)
         if self.side in ("inner", "both"):
-            has_background = ~masks.all(dim=dims, keepdim=True)
+            has_background = any_spatial(~masks)
             near = within_radius(masks, thickness, footprint, (self.footprint,))
             boundary |= masks & near & has_background
         if self.side in ("outer", "both"):
-            present = masks.any(dim=dims, keepdim=True)
+            present = any_spatial(masks)
             near = within_radius(~masks, thickness, footprint, (self.footprint,))
             boundary |= ~masks & near & present
         boundary &= per_sample(params["apply"], masks.ndim)
