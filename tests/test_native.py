@@ -371,6 +371,29 @@ def test_ball_morphology_matches_scipy(device, case, data):
                                       err_msg=f"({b}, {c}) r={radius[b, c]} metric={metric[b, c]}")
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("connectivity", ["cross", "box"])
+@pytest.mark.parametrize("name", ["binary_erosion", "binary_dilation", "binary_opening", "binary_closing"])
+def test_iterated_cross_and_box_run_on_the_ball_kernel(device, monkeypatch, connectivity, name):
+    """iterations=k of SciPy's cross / full box (border 0, no mask) = the radius-k ball, natively."""
+    from morphaug import ndimage
+
+    rng = np.random.default_rng(11)
+    x = rng.random((2, 2, 13, 9, 11)) < 0.6
+    dev = on(device, "ball_morphology")
+    structure = ndi.generate_binary_structure(3, 1 if connectivity == "cross" else 3)
+    calls = []
+    monkeypatch.setattr(_native, "ball_morphology",
+                        lambda *args, real=_native.ball_morphology: calls.append(1) or real(*args))
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    for iterations in (1, 2, 4):
+        got = getattr(ndimage, name)(torch.from_numpy(x).to(dev), structure, iterations)
+        for b, c in np.ndindex(x.shape[:2]):
+            expected = getattr(ndi, name)(x[b, c], structure, iterations)
+            np.testing.assert_array_equal(got[b, c].cpu().numpy(), expected, err_msg=f"{iterations} ({b}, {c})")
+    assert calls
+
+
 def test_ball_morphology_largest_radius():
     x = torch.zeros(1, 2, 300, 1, dtype=torch.bool)
     x[0, :, 150] = True
@@ -473,7 +496,7 @@ def test_select_honours_the_environment(monkeypatch):
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
     assert _backend.select("distance_transform_edt", x) == "native"
     assert _backend.select("grey_erosion", x) == "native"
-    assert _backend.select("binary_erosion", x) == "torch"  # no native kernel
+    assert _backend.select("binary_hit_or_miss", x) == "torch"  # no native kernel
     assert _backend.select("grey_erosion", x.to(torch.complex64)) == "torch"
     assert _backend.select("binary_propagation", x.bool()) == "native"
     assert _backend.select("binary_fill_holes", x.bool()) == "native"
@@ -484,7 +507,7 @@ def test_select_honours_the_environment(monkeypatch):
     assert _backend.select("distance_transform_edt", x) == "torch"
     monkeypatch.setenv("MORPHAUG_BACKEND", "native")
     assert _backend.select("grey_dilation", x) == "native"
-    assert _backend.select("binary_erosion", x) == "torch"
+    assert _backend.select("binary_hit_or_miss", x) == "torch"
     with pytest.raises(RuntimeError, match="no 'edt' kernel for meta tensors"):
         _backend.select("distance_transform_edt", meta)
     monkeypatch.setenv("MORPHAUG_BACKEND", "fastest")

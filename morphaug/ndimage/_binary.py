@@ -255,7 +255,39 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
         if not invert:  # erosion = complement of the dilation of the complement
             return ~_propagate_native(~x, element, mask, not border)
         return _propagate_native(x, element, mask, border)
+    metric = _ball_metric(element)
+    if (metric is not None and 1 <= iterations <= _native.BALL_MAX_RADIUS and mask is None
+            and not border and select("binary_dilation" if invert else "binary_erosion", x) == "native"):
+        return _ball_native(x, metric, iterations, erode=not invert)
     return _binary_erosion_torch(x, element, iterations, mask, border, invert)
+
+
+def _ball_metric(element) -> str | None:
+    """``"taxicab"`` / ``"chessboard"`` when every slice's element is SciPy's
+    cross / full ``3 x ... x 3`` box over all spatial axes, centred; else None.
+
+    ``iterations=k`` steps with border value 0 and no mask are then the
+    dilation or erosion by the radius-``k`` ball of that metric (shortest
+    lattice paths between voxels of a box stay in the box).
+    """
+    rank = element.rank
+    if (element.host is None or len(element.axes) != rank or any(element.origin)
+            or element.shape != (3,) * rank):
+        return None
+    if bool(element.host.all()):
+        return "chessboard"
+    if bool((element.host == generate_binary_structure(rank, 1)).all()):
+        return "taxicab"
+    return None
+
+
+def _ball_native(x, metric, radius, erode):
+    """``_native.ball_morphology`` with one radius, metric and op for every slice."""
+    lead = dict(size=x.shape[:2], device=x.device)
+    return _native.ball_morphology(x, torch.full(fill_value=radius, dtype=torch.long, **lead),
+                                   torch.full(fill_value=_native.BALL_METRIC_CODES[metric], dtype=torch.long,
+                                              **lead),
+                                   torch.full(fill_value=erode, dtype=torch.bool, **lead))
 
 
 def _propagate_native(x, element, mask, border):
