@@ -16,6 +16,9 @@ namespace {
 
 using Value = int16_t;
 
+// Lines a sweep needs side by side to beat 2r + 1 vectorised taps.
+constexpr int64_t kSweepLanes = 16;
+
 // First axis: steps to the nearest seed, capped at r + 1, for `lanes`
 // neighbouring lines at once (element i of lane l at i * lanes + l). Seeds
 // are the voxels equal to `seed_value`, and the outside when `outside_seeds`.
@@ -44,6 +47,45 @@ MORPHAUG_CPU_CLONES void first_axis(const uint8_t* mask, uint8_t seed_value, boo
     }
   }
   for (int64_t p = 0; p < n * lanes; ++p) v[p] = ball_from_steps<Metric, Value>(v[p], r);
+}
+
+// Taxicab and chessboard on a strided axis: O(1) per value whatever r, by a
+// forward and a backward +1 sweep across `lanes` lines at once. Taxicab:
+// min over t of v + |t| exactly. Chessboard: only whether the result is <= r
+// matters later, so every value becomes 0 (a seed within r along the axis)
+// or r + 1, and the sweeps count steps to the nearest 0.
+template <int Metric>
+MORPHAUG_CPU_CLONES void sweep_axis(const Value* in, Value* out, int64_t outer, int64_t n,
+                                    int64_t lanes, int32_t r, bool outside_seeds) {
+  const int64_t block = n * lanes;
+  const Value far = static_cast<Value>(r + 1);
+  for (int64_t o = 0; o < outer; ++o) {
+    const Value* __restrict__ src = in + o * block;
+    Value* __restrict__ dst = out + o * block;
+    for (int64_t p = 0; p < block; ++p) {
+      dst[p] = Metric == kBallChessboard ? static_cast<Value>((src[p] > r) * far) : src[p];
+    }
+    if (outside_seeds) {
+      for (int64_t l = 0; l < lanes; ++l) dst[l] = ball_min<Value>(dst[l], Value(1));
+      Value* last = dst + (n - 1) * lanes;
+      for (int64_t l = 0; l < lanes; ++l) last[l] = ball_min<Value>(last[l], Value(1));
+    }
+    for (int64_t i = 1; i < n; ++i) {
+      const Value* __restrict__ before = dst + (i - 1) * lanes;
+      Value* __restrict__ row = dst + i * lanes;
+      for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<Value>(row[l], static_cast<Value>(before[l] + 1));
+    }
+    for (int64_t i = n - 2; i >= 0; --i) {
+      const Value* __restrict__ after = dst + (i + 1) * lanes;
+      Value* __restrict__ row = dst + i * lanes;
+      for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<Value>(row[l], static_cast<Value>(after[l] + 1));
+    }
+    if (Metric == kBallChessboard) {
+      for (int64_t p = 0; p < block; ++p) dst[p] = static_cast<Value>((dst[p] > r) * far);
+    } else {
+      for (int64_t p = 0; p < block; ++p) dst[p] = ball_min<Value>(dst[p], far);
+    }
+  }
 }
 
 // A further axis of length n: out = min over |t| <= r of combine(in t steps
@@ -89,7 +131,11 @@ MORPHAUG_CPU_CLONES void morph_slice(const uint8_t* mask, bool* out, const std::
   int64_t outer = size[0];
   for (int k = 1; k < rank; ++k) {
     const int64_t lanes = numel / (outer * size[k]);
-    further_axis<Metric>(a, b, outer, size[k], lanes, r, erode);
+    if (Metric != kBallEuclidean && lanes >= kSweepLanes) {
+      sweep_axis<Metric>(a, b, outer, size[k], lanes, r, erode);
+    } else {
+      further_axis<Metric>(a, b, outer, size[k], lanes, r, erode);
+    }
     std::swap(a, b);
     outer *= size[k];
   }
