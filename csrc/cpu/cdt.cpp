@@ -1,5 +1,6 @@
 // CPU launcher of morphaug::cdt: SciPy's two raster passes, slices in parallel;
-// taxicab distances without indices by separable 1-D passes (core/cdt_separable.h).
+// taxicab and chessboard distances without indices by separable passes
+// (core/cdt_separable.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -108,6 +109,45 @@ void cdt_slice(const CdtSetup& s, const bool* mask, int32_t* distances, int32_t*
   }
 }
 
+// Distances along the last axis of `lines` lines of n from the mask: 0 on
+// background, else to the nearest background on the line (kCdtUnreached if
+// none). kGroup lines side by side: independent dependency chains, so that the
+// sequential sweeps run at throughput rather than latency.
+void mask_line_distances(const uint8_t* in, int32_t* d, int64_t lines, int64_t n) {
+  constexpr int64_t kGroup = 8;
+  int64_t line = 0;
+  for (; line + kGroup <= lines; line += kGroup) {
+    const uint8_t* src = in + line * n;
+    int32_t* v = d + line * n;
+    int32_t carry[kGroup];
+    for (int64_t l = 0; l < kGroup; ++l) carry[l] = kCdtUnreached;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t l = 0; l < kGroup; ++l) {
+        const int32_t c = std::min(kCdtUnreached * src[l * n + i], carry[l] + 1);
+        v[l * n + i] = c;
+        carry[l] = c;
+      }
+    }
+    for (int64_t i = n - 2; i >= 0; --i) {
+      for (int64_t l = 0; l < kGroup; ++l) {
+        const int32_t c = std::min(v[l * n + i], carry[l] + 1);
+        v[l * n + i] = c;
+        carry[l] = c;
+      }
+    }
+  }
+  for (; line < lines; ++line) {
+    int32_t* v = d + line * n;
+    for (int64_t i = 0; i < n; ++i) v[i] = kCdtUnreached * in[line * n + i];
+    cdt_line_sweeps(v, n, 1);
+  }
+}
+
+// Unreached (>= kCdtUnreached) to SciPy's -1.
+void unreached_to_minus_one(int32_t* d, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) d[i] = d[i] >= kCdtUnreached ? -1 : d[i];
+}
+
 // Distances only, taxicab: separable 1-D passes, slices in parallel and each
 // slice done whole while it sits in cache: the last (contiguous) axis line by
 // line from the mask, then each other axis as sweeps over whole rows.
@@ -121,36 +161,7 @@ void cdt_taxicab(const at::Tensor& mask, int32_t* dist) {
     for (int64_t slice = begin; slice < end; ++slice) {
       const uint8_t* in = reinterpret_cast<const uint8_t*>(m + slice * numel);
       int32_t* d = dist + slice * numel;
-      const int64_t lines = numel / n;
-      int64_t line = 0;
-      // kGroup lines side by side: independent dependency chains, so that the
-      // sequential sweeps run at throughput rather than latency
-      constexpr int64_t kGroup = 8;
-      for (; line + kGroup <= lines; line += kGroup) {
-        const uint8_t* src = in + line * n;
-        int32_t* v = d + line * n;
-        int32_t carry[kGroup];
-        for (int64_t l = 0; l < kGroup; ++l) carry[l] = kCdtUnreached;
-        for (int64_t i = 0; i < n; ++i) {
-          for (int64_t l = 0; l < kGroup; ++l) {
-            const int32_t c = std::min(kCdtUnreached * src[l * n + i], carry[l] + 1);
-            v[l * n + i] = c;
-            carry[l] = c;
-          }
-        }
-        for (int64_t i = n - 2; i >= 0; --i) {
-          for (int64_t l = 0; l < kGroup; ++l) {
-            const int32_t c = std::min(v[l * n + i], carry[l] + 1);
-            v[l * n + i] = c;
-            carry[l] = c;
-          }
-        }
-      }
-      for (; line < lines; ++line) {
-        int32_t* v = d + line * n;
-        for (int64_t i = 0; i < n; ++i) v[i] = kCdtUnreached * in[line * n + i];
-        cdt_line_sweeps(v, n, 1);
-      }
+      mask_line_distances(in, d, numel / n, n);
       int64_t stride = n;  // product of the sizes after `axis`
       for (int axis = rank - 2; axis >= 0; --axis) {
         const int64_t length = mask.size(axis + 2);
@@ -170,7 +181,86 @@ void cdt_taxicab(const at::Tensor& mask, int32_t* dist) {
         }
         stride *= length;
       }
-      for (int64_t i = 0; i < numel; ++i) d[i] = d[i] >= kCdtUnreached ? -1 : d[i];
+      unreached_to_minus_one(d, numel);
+    }
+  });
+}
+
+// Distances only, chessboard: the separable sweeps of core/cdt_separable.h.
+// A slice is done by recursion over its axes, each hyperplane finished over
+// the later axes just before its forward step, so that it is still in cache.
+struct Chessboard {
+  int rank;
+  std::vector<int64_t> size, stride;  // spatial sizes; products of the sizes after each axis
+  std::vector<int32_t> box, spare;    // a hyperplane's box (and a second for middle axes)
+};
+
+// Step of a sweep along axis k: hyperplane = min(hyperplane, box(near) + 1),
+// the box over the axes after k, separable: 3-wide along the last axis, then
+// along each middle axis, the axis after k fused with the step.
+void chessboard_step(Chessboard& c, int k, int32_t* plane, const int32_t* near) {
+  const int64_t n = c.size[c.rank - 1];
+  if (k == c.rank - 2) {
+    cdt_box3_row_step(plane, near, n);
+    return;
+  }
+  const int64_t numel = c.stride[k];
+  int32_t* a = c.box.data();
+  int32_t* b = c.spare.data();
+  for (int64_t l = 0; l < numel; l += n) cdt_box3_row(a + l, near + l, n);
+  for (int j = c.rank - 2; j > k + 1; --j) {  // middle axes, a to b
+    const int64_t length = c.size[j], stride = c.stride[j];
+    for (int64_t o = 0; o < numel; o += length * stride) {
+      for (int64_t i = 0; i < length; ++i) {
+        const int32_t* mid = a + o + i * stride;
+        cdt_min3(b + o + i * stride, i > 0 ? mid - stride : mid, mid,
+                 i + 1 < length ? mid + stride : mid, stride);
+      }
+    }
+    std::swap(a, b);
+  }
+  const int64_t length = c.size[k + 1], stride = c.stride[k + 1];
+  for (int64_t i = 0; i < length; ++i) {
+    const int32_t* mid = a + i * stride;
+    cdt_min3_step(plane + i * stride, i > 0 ? mid - stride : mid, mid,
+                  i + 1 < length ? mid + stride : mid, stride);
+  }
+}
+
+// Exact chessboard distances over axes k.. of the block at d (mask at in);
+// `last` (axis 0) also turns each finished hyperplane to SciPy's -1.
+void chessboard_block(Chessboard& c, int k, const uint8_t* in, int32_t* d, bool last) {
+  const int64_t n = c.size[c.rank - 1];
+  if (k == c.rank - 1) {  // a 1-D slice
+    mask_line_distances(in, d, 1, n);
+    if (last) unreached_to_minus_one(d, n);
+    return;
+  }
+  const int64_t length = c.size[k], stride = c.stride[k];
+  if (k == c.rank - 2) mask_line_distances(in, d, length, n);
+  for (int64_t i = 0; i < length; ++i) {
+    if (k < c.rank - 2) chessboard_block(c, k + 1, in + i * stride, d + i * stride, false);
+    if (i > 0) chessboard_step(c, k, d + i * stride, d + (i - 1) * stride);
+  }
+  for (int64_t i = length - 2; i >= 0; --i) {
+    chessboard_step(c, k, d + i * stride, d + (i + 1) * stride);
+    if (last) unreached_to_minus_one(d + (i + 1) * stride, stride);
+  }
+  if (last) unreached_to_minus_one(d, stride);
+}
+
+void cdt_chessboard(const CdtSetup& s, const bool* mask, int32_t* dist) {
+  at::parallel_for(0, s.slices, 1, [&](int64_t begin, int64_t end) {
+    Chessboard c;
+    c.rank = s.rank;
+    c.size = s.size;
+    c.stride.assign(s.rank, 1);
+    for (int k = s.rank - 2; k >= 0; --k) c.stride[k] = c.stride[k + 1] * s.size[k + 1];
+    if (s.rank >= 3) c.box.resize(c.stride[0]);
+    if (s.rank >= 4) c.spare.resize(c.stride[0]);
+    for (int64_t slice = begin; slice < end; ++slice) {
+      const int64_t o = slice * s.slice_numel;
+      chessboard_block(c, 0, reinterpret_cast<const uint8_t*>(mask + o), dist + o, true);
     }
   });
 }
@@ -192,6 +282,10 @@ std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayR
     for (int k = 0; k < setup.rank; ++k) sides += setup.size[k];
     if (cdt_is_taxicab(flags, setup.rank) && sides < (int64_t{1} << 30)) {
       cdt_taxicab(contiguous, distances.data_ptr<int32_t>());
+      return {distances, indices};
+    }
+    if (setup.neighbours.cube) {  // chessboard distances: separable (cdt_separable.h)
+      cdt_chessboard(setup, contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>());
       return {distances, indices};
     }
   }
