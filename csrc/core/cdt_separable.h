@@ -42,8 +42,22 @@ MORPHAUG_HD void cdt_line_sweeps(int32_t* v, int64_t n, int64_t stride) {
   }
 }
 
-// Chessboard rows (values as above, T an integer type whose unreached + 1
-// still fits): min over x - 1, x, x + 1 of a row of n, clipped at its ends.
+// Unreached in a buffer of T. int16_t holds the chessboard distances of slices
+// whose sizes are all at most 2^14 (a distance is below the largest size), and
+// unreached + 1: twice the lanes of int32_t, and a native SSE2 min.
+template <typename T>
+struct CdtUnreached;
+template <>
+struct CdtUnreached<int32_t> {
+  static constexpr int32_t value = kCdtUnreached;
+};
+template <>
+struct CdtUnreached<int16_t> {
+  static constexpr int16_t value = 1 << 14;
+};
+
+// Chessboard rows (values as above, in a T of CdtUnreached): min over x - 1,
+// x, x + 1 of a row of n, clipped at its ends.
 template <typename T>
 MORPHAUG_HD void cdt_box3_row(T* __restrict__ out, const T* __restrict__ in, int64_t n) {
   if (n == 1) {
