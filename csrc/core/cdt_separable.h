@@ -30,21 +30,9 @@
 
 namespace morphaug {
 
-// Element i of a line at v[i * stride].
-MORPHAUG_HD void cdt_line_sweeps(int32_t* v, int64_t n, int64_t stride) {
-  for (int64_t i = 1; i < n; ++i) {
-    const int32_t c = v[(i - 1) * stride] + 1;
-    if (c < v[i * stride]) v[i * stride] = c;
-  }
-  for (int64_t i = n - 2; i >= 0; --i) {
-    const int32_t c = v[(i + 1) * stride] + 1;
-    if (c < v[i * stride]) v[i * stride] = c;
-  }
-}
-
 // Unreached in a buffer of T. int16_t holds the chessboard distances of slices
-// whose sizes are all at most 2^14 (a distance is below the largest size), and
-// unreached + 1: twice the lanes of int32_t, and a native SSE2 min.
+// whose sizes are all below 2^14 (a distance is below the largest size), and
+// unreached + size: twice the lanes of int32_t, and a native SSE2 min.
 template <typename T>
 struct CdtUnreached;
 template <>
