@@ -1,11 +1,17 @@
 // CPU launcher of morphaug::cdt: SciPy's two raster passes, slices in parallel;
-// taxicab distances without indices by separable 1-D passes (core/cdt_separable.h).
+// taxicab and chessboard distances without indices by separable passes
+// (core/cdt_separable.h).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "../core/cdt.h"
 #include "../core/cdt_separable.h"
@@ -108,6 +114,121 @@ void cdt_slice(const CdtSetup& s, const bool* mask, int32_t* distances, int32_t*
   }
 }
 
+// Distances along the last axis of `lines` lines of n from the mask: 0 on
+// background, else to the nearest background on the line (unreached if none).
+// kGroup lines side by side: independent dependency chains, so that the
+// sequential sweeps run at throughput rather than latency.
+template <typename T>
+void mask_line_distances(const uint8_t* in, T* d, int64_t lines, int64_t n) {
+  constexpr int32_t unreached = CdtUnreached<T>::value;
+  constexpr int64_t kGroup = 8;
+  int64_t line = 0;
+  for (; line + kGroup <= lines; line += kGroup) {
+    const uint8_t* src = in + line * n;
+    T* v = d + line * n;
+    int32_t carry[kGroup];
+    for (int64_t l = 0; l < kGroup; ++l) carry[l] = unreached;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t l = 0; l < kGroup; ++l) {
+        const int32_t c = std::min(unreached * src[l * n + i], carry[l] + 1);
+        v[l * n + i] = static_cast<T>(c);
+        carry[l] = c;
+      }
+    }
+    for (int64_t i = n - 2; i >= 0; --i) {
+      for (int64_t l = 0; l < kGroup; ++l) {
+        const int32_t c = std::min(static_cast<int32_t>(v[l * n + i]), carry[l] + 1);
+        v[l * n + i] = static_cast<T>(c);
+        carry[l] = c;
+      }
+    }
+  }
+  for (; line < lines; ++line) {
+    const uint8_t* src = in + line * n;
+    T* v = d + line * n;
+    int32_t carry = unreached;
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>(carry = std::min(unreached * src[i], carry + 1));
+    for (int64_t i = n - 2; i >= 0; --i) {
+      v[i] = static_cast<T>(carry = std::min(static_cast<int32_t>(v[i]), carry + 1));
+    }
+  }
+}
+
+#if defined(__SSE2__)
+// The same for int16_t with SSE2, a line at a time, 8 voxels a vector: the
+// nearest background at or before x is a prefix max of (background ? x + U :
+// 0) (U = unreached, so 0 means none), within the vector by shifts and across
+// vectors by a carry, and the distance min(x + U - max, U); the nearest
+// background at or after x likewise with reversed positions and a suffix max.
+// Positions past the end read as foreground. Needs n < U (x + U fits).
+template <>
+void mask_line_distances<int16_t>(const uint8_t* in, int16_t* d, int64_t lines, int64_t n) {
+  constexpr int16_t unreached = CdtUnreached<int16_t>::value;
+  const __m128i zero = _mm_setzero_si128(), all_unreached = _mm_set1_epi16(unreached);
+  const __m128i iota = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7), eight = _mm_set1_epi16(8);
+  const int64_t vectors = (n + 7) / 8;
+  for (int64_t line = 0; line < lines; ++line) {
+    const uint8_t* src = in + line * n;
+    int16_t* v = d + line * n;
+    alignas(16) uint8_t tail_mask[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    alignas(16) int16_t tail[8];
+    for (int64_t x = 8 * (vectors - 1); x < n; ++x) tail_mask[x % 8] = src[x];
+    // background lanes of vector j, as all ones
+    auto background = [&](int64_t j) {
+      const uint8_t* p = j + 1 < vectors ? src + 8 * j : tail_mask;
+      const __m128i m = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+      return _mm_cmpeq_epi16(_mm_unpacklo_epi8(m, zero), zero);
+    };
+    auto store = [&](int64_t j, __m128i value) {
+      if (j + 1 < vectors) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(v + 8 * j), value);
+      } else {
+        _mm_store_si128(reinterpret_cast<__m128i*>(tail), value);
+        for (int64_t x = 8 * j; x < n; ++x) v[x] = tail[x - 8 * j];
+      }
+    };
+    // forward: prefix max of x + U on background
+    __m128i position = _mm_add_epi16(iota, all_unreached), carry = zero;
+    for (int64_t j = 0; j < vectors; ++j) {
+      __m128i w = _mm_and_si128(background(j), position);
+      w = _mm_max_epi16(w, _mm_slli_si128(w, 2));
+      w = _mm_max_epi16(w, _mm_slli_si128(w, 4));
+      w = _mm_max_epi16(w, _mm_slli_si128(w, 8));
+      w = _mm_max_epi16(w, carry);
+      carry = _mm_shuffle_epi32(_mm_shufflehi_epi16(w, 0xFF), 0xFF);  // lane 7 everywhere
+      store(j, _mm_min_epi16(_mm_sub_epi16(position, w), all_unreached));
+      position = _mm_add_epi16(position, eight);
+    }
+    // backward: suffix max of (n - 1 - x) + U on background, min with the forward distance
+    const __m128i reversed_iota = _mm_sub_epi16(_mm_set1_epi16(static_cast<int16_t>(n - 1)), iota);
+    carry = zero;
+    for (int64_t j = vectors - 1; j >= 0; --j) {
+      const __m128i reversed =
+          _mm_add_epi16(_mm_sub_epi16(reversed_iota, _mm_set1_epi16(static_cast<int16_t>(8 * j))),
+                        all_unreached);
+      __m128i w = _mm_and_si128(background(j), reversed);
+      w = _mm_max_epi16(w, _mm_srli_si128(w, 2));
+      w = _mm_max_epi16(w, _mm_srli_si128(w, 4));
+      w = _mm_max_epi16(w, _mm_srli_si128(w, 8));
+      w = _mm_max_epi16(w, carry);
+      carry = _mm_shuffle_epi32(_mm_shufflelo_epi16(w, 0), 0);  // lane 0 everywhere
+      const __m128i forward = j + 1 < vectors
+                                  ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8 * j))
+                                  : _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+      store(j, _mm_min_epi16(_mm_sub_epi16(reversed, w), forward));
+    }
+  }
+}
+#endif
+
+// Unreached to SciPy's -1, into the int32 output (may be `values` itself).
+template <typename T>
+void unreached_to_minus_one(const T* values, int32_t* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = values[i] >= CdtUnreached<T>::value ? -1 : static_cast<int32_t>(values[i]);
+  }
+}
+
 // Distances only, taxicab: separable 1-D passes, slices in parallel and each
 // slice done whole while it sits in cache: the last (contiguous) axis line by
 // line from the mask, then each other axis as sweeps over whole rows.
@@ -121,36 +242,7 @@ void cdt_taxicab(const at::Tensor& mask, int32_t* dist) {
     for (int64_t slice = begin; slice < end; ++slice) {
       const uint8_t* in = reinterpret_cast<const uint8_t*>(m + slice * numel);
       int32_t* d = dist + slice * numel;
-      const int64_t lines = numel / n;
-      int64_t line = 0;
-      // kGroup lines side by side: independent dependency chains, so that the
-      // sequential sweeps run at throughput rather than latency
-      constexpr int64_t kGroup = 8;
-      for (; line + kGroup <= lines; line += kGroup) {
-        const uint8_t* src = in + line * n;
-        int32_t* v = d + line * n;
-        int32_t carry[kGroup];
-        for (int64_t l = 0; l < kGroup; ++l) carry[l] = kCdtUnreached;
-        for (int64_t i = 0; i < n; ++i) {
-          for (int64_t l = 0; l < kGroup; ++l) {
-            const int32_t c = std::min(kCdtUnreached * src[l * n + i], carry[l] + 1);
-            v[l * n + i] = c;
-            carry[l] = c;
-          }
-        }
-        for (int64_t i = n - 2; i >= 0; --i) {
-          for (int64_t l = 0; l < kGroup; ++l) {
-            const int32_t c = std::min(v[l * n + i], carry[l] + 1);
-            v[l * n + i] = c;
-            carry[l] = c;
-          }
-        }
-      }
-      for (; line < lines; ++line) {
-        int32_t* v = d + line * n;
-        for (int64_t i = 0; i < n; ++i) v[i] = kCdtUnreached * in[line * n + i];
-        cdt_line_sweeps(v, n, 1);
-      }
+      mask_line_distances(in, d, numel / n, n);
       int64_t stride = n;  // product of the sizes after `axis`
       for (int axis = rank - 2; axis >= 0; --axis) {
         const int64_t length = mask.size(axis + 2);
@@ -170,7 +262,95 @@ void cdt_taxicab(const at::Tensor& mask, int32_t* dist) {
         }
         stride *= length;
       }
-      for (int64_t i = 0; i < numel; ++i) d[i] = d[i] >= kCdtUnreached ? -1 : d[i];
+      unreached_to_minus_one(d, d, numel);
+    }
+  });
+}
+
+// Distances only, chessboard: the separable sweeps of core/cdt_separable.h.
+// A slice is done by recursion over its axes, each hyperplane finished over
+// the later axes just before its forward step, so that it is still in cache.
+// Values in T (int16_t where the sizes allow, see CdtUnreached).
+template <typename T>
+struct Chessboard {
+  int rank;
+  std::vector<int64_t> size, stride;  // spatial sizes; products of the sizes after each axis
+  std::vector<T> values;              // the slice (unless T is int32_t: the output itself)
+  std::vector<T> box, spare;          // a hyperplane's box (and a second for middle axes)
+};
+
+// Step of a sweep along axis k: hyperplane = min(hyperplane, box(near) + 1),
+// the box over the axes after k, separable: 3-wide along the last axis, then
+// along each middle axis, the axis after k fused with the step.
+template <typename T>
+void chessboard_step(Chessboard<T>& c, int k, T* plane, const T* near) {
+  const int64_t n = c.size[c.rank - 1];
+  if (k == c.rank - 2) {
+    cdt_box3_row_step(plane, near, n);
+    return;
+  }
+  const int64_t numel = c.stride[k];
+  T* a = c.box.data();
+  T* b = c.spare.data();
+  for (int64_t l = 0; l < numel; l += n) cdt_box3_row(a + l, near + l, n);
+  for (int j = c.rank - 2; j > k + 1; --j) {  // middle axes, a to b
+    const int64_t length = c.size[j], stride = c.stride[j];
+    for (int64_t o = 0; o < numel; o += length * stride) {
+      for (int64_t i = 0; i < length; ++i) {
+        const T* mid = a + o + i * stride;
+        cdt_min3(b + o + i * stride, i > 0 ? mid - stride : mid, mid,
+                 i + 1 < length ? mid + stride : mid, stride);
+      }
+    }
+    std::swap(a, b);
+  }
+  const int64_t length = c.size[k + 1], stride = c.stride[k + 1];
+  for (int64_t i = 0; i < length; ++i) {
+    const T* mid = a + i * stride;
+    cdt_min3_step(plane + i * stride, i > 0 ? mid - stride : mid, mid,
+                  i + 1 < length ? mid + stride : mid, stride);
+  }
+}
+
+// Exact chessboard distances over axes k.. of the block at d (mask at in).
+// On axis 0, `out` (the block in the output) takes each finished hyperplane
+// with SciPy's -1; null on the other axes.
+template <typename T>
+void chessboard_block(Chessboard<T>& c, int k, const uint8_t* in, T* d, int32_t* out) {
+  const int64_t n = c.size[c.rank - 1];
+  if (k == c.rank - 1) {  // a 1-D slice
+    mask_line_distances(in, d, 1, n);
+    if (out) unreached_to_minus_one(d, out, n);
+    return;
+  }
+  const int64_t length = c.size[k], stride = c.stride[k];
+  if (k == c.rank - 2) mask_line_distances(in, d, length, n);
+  for (int64_t i = 0; i < length; ++i) {
+    if (k < c.rank - 2) chessboard_block(c, k + 1, in + i * stride, d + i * stride, nullptr);
+    if (i > 0) chessboard_step(c, k, d + i * stride, d + (i - 1) * stride);
+  }
+  for (int64_t i = length - 2; i >= 0; --i) {
+    chessboard_step(c, k, d + i * stride, d + (i + 1) * stride);
+    if (out) unreached_to_minus_one(d + (i + 1) * stride, out + (i + 1) * stride, stride);
+  }
+  if (out) unreached_to_minus_one(d, out, stride);
+}
+
+template <typename T>
+void cdt_chessboard(const CdtSetup& s, const bool* mask, int32_t* dist) {
+  at::parallel_for(0, s.slices, 1, [&](int64_t begin, int64_t end) {
+    Chessboard<T> c;
+    c.rank = s.rank;
+    c.size = s.size;
+    c.stride.assign(s.rank, 1);
+    for (int k = s.rank - 2; k >= 0; --k) c.stride[k] = c.stride[k + 1] * s.size[k + 1];
+    if (!std::is_same<T, int32_t>::value) c.values.resize(s.slice_numel);
+    if (s.rank >= 3) c.box.resize(c.stride[0]);
+    if (s.rank >= 4) c.spare.resize(c.stride[0]);
+    for (int64_t slice = begin; slice < end; ++slice) {
+      const int64_t o = slice * s.slice_numel;
+      T* values = c.values.empty() ? reinterpret_cast<T*>(dist + o) : c.values.data();
+      chessboard_block(c, 0, reinterpret_cast<const uint8_t*>(mask + o), values, dist + o);
     }
   });
 }
@@ -192,6 +372,15 @@ std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayR
     for (int k = 0; k < setup.rank; ++k) sides += setup.size[k];
     if (cdt_is_taxicab(flags, setup.rank) && sides < (int64_t{1} << 30)) {
       cdt_taxicab(contiguous, distances.data_ptr<int32_t>());
+      return {distances, indices};
+    }
+    if (setup.neighbours.cube) {  // chessboard distances: separable (cdt_separable.h)
+      const int64_t largest = *std::max_element(setup.size.begin(), setup.size.end());
+      if (largest < CdtUnreached<int16_t>::value) {
+        cdt_chessboard<int16_t>(setup, contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>());
+      } else {
+        cdt_chessboard<int32_t>(setup, contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>());
+      }
       return {distances, indices};
     }
   }
