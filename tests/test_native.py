@@ -337,6 +337,28 @@ def test_larger_shapes_match_scipy(device, shape):
                                                        mode="mirror"))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(max_rank=4), metric=st.sampled_from(["chessboard", "taxicab"]))
+def test_cdt_distances_without_indices_match_scipy(device, case, metric):
+    """The separable no-indices paths (int16 buffers below 2**14 voxels per axis)."""
+    x, _ = case
+    distances, _ = _native.cdt(torch.from_numpy(x).to(on(device, "cdt")), metric)
+    for b, c in np.ndindex(x.shape[:2]):
+        np.testing.assert_array_equal(distances[b, c].cpu().numpy(), ndi.distance_transform_cdt(x[b, c], metric))
+
+
+@pytest.mark.parametrize("length", [2 ** 14 - 1, 2 ** 14, 17000])
+def test_cdt_chessboard_long_axes(length):
+    """Around the int16 bound of the chessboard buffers."""
+    rng = np.random.default_rng(length)
+    x = rng.random((2, 1, 2, length)) < 0.9999
+    x[1] = True  # no background: -1
+    distances, _ = _native.cdt(torch.from_numpy(x), "chessboard")
+    for b in range(2):
+        np.testing.assert_array_equal(distances[b, 0].numpy(), ndi.distance_transform_cdt(x[b, 0], "chessboard"))
+
+
 # --- ball_morphology -----------------------------------------------------------
 
 def ball_footprint(metric: int, radius: int, rank: int) -> np.ndarray:
