@@ -31,42 +31,57 @@ MORPHAUG_HD T edt_value(double squared, bool root) {
 // i * stride + l; mask is true on foreground. Writes out = (s (i - j))^2 for the
 // nearest background j (the lower j on a tie) and, when arg is not null,
 // arg = j; with no background in a line, out = +inf and arg = -1. `previous`
-// and `next` are scratch for `lanes` positions; `out` first holds the previous
-// background position (exact in float32 for lines shorter than 2^24), and
-// `previous` the chosen positions of the current row.
+// and `next` are scratch for `lanes` positions, `before` for the previous
+// background position of every element (element i of lane l at
+// i * before_stride + l; P = T with before = out, stride, is exact for lines
+// shorter than 2^24, P = int32_t takes a compact buffer that stays in cache).
 // Returns whether every line has background.
-template <typename T>
+template <typename T, typename P>
 MORPHAUG_HD bool edt_binary_lines(const bool* mask, int64_t n, int64_t stride, int64_t lanes,
-                                  double s, T* out, int32_t* arg, int32_t* previous, int32_t* next,
+                                  double s, T* out, int32_t* arg, P* before,
+                                  int64_t before_stride, int32_t* previous, int32_t* next,
                                   bool root) {
   // Rows of `lanes` values; mask bytes read as uint8 and no branches in the
   // lane loops, so that they vectorise.
   const uint8_t* foreground = reinterpret_cast<const uint8_t*>(mask);
+  const bool unit = s == 1.0;
   for (int64_t l = 0; l < lanes; ++l) previous[l] = -1;
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t* __restrict__ m = foreground + i * stride;
-    T* __restrict__ o = out + i * stride;
+    P* b = before + i * before_stride;
     const int32_t at = static_cast<int32_t>(i);
     for (int64_t l = 0; l < lanes; ++l) {
-      const int32_t before = previous[l];  // loaded unconditionally: no branch
-      previous[l] = m[l] ? before : at;
-      o[l] = static_cast<T>(previous[l]);
+      const int32_t last = previous[l];  // loaded unconditionally: no branch
+      previous[l] = m[l] ? last : at;
+      b[l] = static_cast<P>(previous[l]);
     }
   }
   for (int64_t l = 0; l < lanes; ++l) next[l] = -1;
   for (int64_t i = n - 1; i >= 0; --i) {
     const uint8_t* __restrict__ m = foreground + i * stride;
-    T* __restrict__ o = out + i * stride;
+    const P* b = before + i * before_stride;
+    T* o = out + i * stride;
     const int32_t at = static_cast<int32_t>(i);
+    // j: the nearest background (-1 on a line without any); `unit` squares in
+    // T, which rounds the exact integer square (< 2^48) once, as double would.
     for (int64_t l = 0; l < lanes; ++l) {
       const int32_t after = next[l];
       const int32_t q = m[l] ? after : at;
-      const int32_t p = static_cast<int32_t>(o[l]);
+      const int32_t p = static_cast<int32_t>(b[l]);
       const int32_t j = (q >= 0) & ((p < 0) | (q - at < at - p)) ? q : p;
-      const double t = static_cast<double>(j - at) * s;
-      o[l] = static_cast<T>(t * t);  // lines without background: fixed below
       next[l] = q;
       previous[l] = j;
+    }
+    if (unit) {
+      for (int64_t l = 0; l < lanes; ++l) {
+        const T t = static_cast<T>(previous[l] - at);
+        o[l] = previous[l] < 0 ? static_cast<T>(INFINITY) : t * t;
+      }
+    } else {
+      for (int64_t l = 0; l < lanes; ++l) {
+        const double t = static_cast<double>(previous[l] - at) * s;
+        o[l] = previous[l] < 0 ? static_cast<T>(INFINITY) : static_cast<T>(t * t);
+      }
     }
     if (arg) {
       for (int64_t l = 0; l < lanes; ++l) arg[i * stride + l] = previous[l];
@@ -76,11 +91,7 @@ MORPHAUG_HD bool edt_binary_lines(const bool* mask, int64_t n, int64_t stride, i
     }
   }
   bool all = true;
-  for (int64_t l = 0; l < lanes; ++l) {
-    if (next[l] >= 0) continue;
-    all = false;
-    for (int64_t i = 0; i < n; ++i) out[i * stride + l] = static_cast<T>(INFINITY);
-  }
+  for (int64_t l = 0; l < lanes; ++l) all = all && next[l] >= 0;
   return all;
 }
 
@@ -94,64 +105,66 @@ MORPHAUG_HD void edt_empty_line(int64_t n, int64_t stride, T* out, int32_t* arg)
 }
 
 // A parabola of the lower envelope with unit sampling: position `pos` and
-// height = f(pos) + pos^2. It is strictly lower than the parabola u below it
-// in the hull from the first i > (height - u.height) / (2 (pos - u.pos)).
+// height = f(pos) + pos^2, so that its value at i is height + i (i - 2 pos).
+// It is strictly lower than the parabola u before it in the hull exactly at
+// the i with height - u.height < 2 i (pos - u.pos). I: int64_t in general;
+// int32_t when edt_unit_fits_int32 says that every product below fits.
+template <typename I>
 struct EdtParabola {
-  int64_t height;
+  I height;
   int32_t pos;
 };
 
-// The envelope over positions [lo, hi] of a line with unit sampling (see
-// edt_envelope_line_unit); returns whether some f there is finite.
-template <typename T>
-MORPHAUG_HD bool edt_envelope_segment_unit(const T* f, int64_t f_stride, int64_t lo, int64_t hi,
-                                           T* out, int64_t stride, int32_t* arg,
-                                           EdtParabola* hull, int64_t hull_stride, bool root) {
-  int64_t top = -1;
-  EdtParabola v{0, 0};       // the hull's top
-  int64_t num = 0, gap = 0;  // v starts to win at i > num / (2 gap)
+// Whether the envelope of a pass along an axis of `n` voxels may use int32:
+// with `bound` >= every finite f + the largest w^2 (so >= every height and
+// n^2) and bound < 2^24 (every f an exact integer in float), the products in
+// edt_hull_push and edt_fill_unit are below bound * 2 n in magnitude.
+MORPHAUG_HD bool edt_unit_fits_int32(int64_t bound, int64_t n) {
+  return bound < (int64_t{1} << 24) && bound * 2 * n < (int64_t{1} << 31);
+}
+
+// Adds the parabola at x of the given height to the hull hull[0 .. top]
+// (entries hull_stride apart; v = the top one, which starts to win at
+// i > num / (2 gap)), first dropping v while x starts to win no later than v.
+template <typename I>
+MORPHAUG_HD void edt_hull_push(EdtParabola<I>* hull, int64_t hull_stride, int64_t& top,
+                               EdtParabola<I>& v, I& num, I& gap, I x, I height) {
+  while (top >= 1 && (height - v.height) * gap < num * (x - v.pos)) {
+    v = hull[--top * hull_stride];
+    if (top >= 1) {
+      const EdtParabola<I> u = hull[(top - 1) * hull_stride];
+      num = v.height - u.height;
+      gap = v.pos - u.pos;
+    }
+  }
+  num = height - v.height;
+  gap = x - v.pos;
+  v = EdtParabola<I>{height, static_cast<int32_t>(x)};
+  hull[++top * hull_stride] = v;
+}
+
+// Writes positions [lo, hi] from the hull hull[0 .. top]: each i takes the
+// first lowest parabola, moving on while the next one in the hull is strictly
+// lower at i. Starts increase along the hull, so once it is not, no later one
+// is either, and the tie keeps the lower position.
+template <typename I, typename T>
+MORPHAUG_HD void edt_fill_unit(const EdtParabola<I>* hull, int64_t hull_stride, int64_t top,
+                               int64_t lo, int64_t hi, T* out, int64_t stride, int32_t* arg,
+                               bool root) {
+  int64_t l = 0;
+  EdtParabola<I> p = hull[0];
+  EdtParabola<I> next = top >= 1 ? hull[hull_stride] : p;
   for (int64_t w = lo; w <= hi; ++w) {
-    const T fw = f[w * f_stride];
-    if (fw == static_cast<T>(INFINITY)) continue;  // no background yet
-    const int64_t height = static_cast<int64_t>(fw) + w * w;
-    // Drop v while w starts to win no later than v does.
-    while (top >= 1 && (height - v.height) * gap < num * (w - v.pos)) {
-      v = hull[--top * hull_stride];
-      if (top >= 1) {
-        const EdtParabola u = hull[(top - 1) * hull_stride];
-        num = v.height - u.height;
-        gap = v.pos - u.pos;
-      }
+    const I i = static_cast<I>(w);
+    while (l < top && next.height - p.height < 2 * i * (next.pos - p.pos)) {
+      p = next;
+      if (++l < top) next = hull[(l + 1) * hull_stride];
     }
-    num = height - v.height;
-    gap = w - v.pos;
-    v = EdtParabola{height, static_cast<int32_t>(w)};
-    hull[++top * hull_stride] = v;
+    // The exact integer value, rounded once to T (as double would be, then T).
+    const T value = static_cast<T>(p.height + i * (i - 2 * p.pos));
+    out[w * stride] = root ? square_root(value) : value;
+    if (arg) arg[w * stride] = p.pos;
   }
-  if (top < 0) return false;
-  int64_t i = lo;
-  EdtParabola p = hull[0];
-  for (int64_t l = 0; l <= top; ++l) {
-    int64_t end = hi + 1;  // p is the first lowest on [i, end)
-    EdtParabola next{0, 0};
-    if (l < top) {
-      next = hull[(l + 1) * hull_stride];
-      const int64_t start = next.height - p.height, den = 2 * static_cast<int64_t>(next.pos - p.pos);
-      const int64_t floor = start >= 0 ? start / den : -((den - 1 - start) / den);
-      end = floor + 1 < end ? floor + 1 : end;
-    }
-    const double base = static_cast<double>(p.height - static_cast<int64_t>(p.pos) * p.pos);
-    const int64_t from = i;
-    for (; i < end; ++i) {
-      const double t = static_cast<double>(p.pos - i);
-      out[i * stride] = edt_value<T>(base + t * t, root);
-    }
-    if (arg) {
-      for (int64_t at = from; at < end; ++at) arg[at * stride] = p.pos;
-    }
-    p = next;
-  }
-  return true;
 }
 
 // Pass d > 0 with unit sampling on every axis, where every f is an integer.
@@ -159,33 +172,45 @@ MORPHAUG_HD bool edt_envelope_segment_unit(const T* f, int64_t f_stride, int64_t
 // arithmetic: SciPy's envelope test rewritten as a comparison of where
 // parabolas start to win (Felzenszwalb-Huttenlocher, strict so that equal
 // starts keep the lower position), and each parabola then fills the range of
-// i where it is the first lowest. A background voxel (f = 0) is strictly
-// nearer than anything beyond it, so the line splits into independent
-// segments between background voxels, and runs of background cost nothing.
-// hull: scratch for n parabolas.
-template <typename T>
+// i where it is the first lowest. A background voxel w (f = 0) is strictly
+// nearer than anything before it for i >= w, and than anything after it for
+// i <= w: positions up to w are filled once w is in the hull, and the hull
+// restarts from w alone, so runs of background cost little.
+// hull: scratch for n parabolas. All f up to w are read before out is written
+// up to w, so out may be f (the CPU passes work in place).
+template <typename I, typename T>
 MORPHAUG_HD bool edt_envelope_line_unit(const T* f, int64_t f_stride, int64_t n, T* out,
-                                        int64_t stride, int32_t* arg, EdtParabola* hull,
+                                        int64_t stride, int32_t* arg, EdtParabola<I>* hull,
                                         int64_t hull_stride, bool root) {
-  bool found = false;
-  int64_t lo = 0;
-  while (lo < n) {
-    if (f[lo * f_stride] == T(0) && (lo + 1 == n || f[(lo + 1) * f_stride] == T(0))) {
-      out[lo * stride] = T(0);  // background
-      if (arg) arg[lo * stride] = static_cast<int32_t>(lo);
-      found = true;
-      ++lo;
+  int64_t top = -1;
+  EdtParabola<I> v{0, 0};  // the hull's top
+  I num = 0, gap = 0;      // v starts to win at i > num / (2 gap)
+  int64_t lo = 0;          // positions before lo are written
+  for (int64_t w = 0; w < n; ++w) {
+    const T fw = f[w * f_stride];
+    if (fw == static_cast<T>(INFINITY)) continue;  // no background yet
+    const I x = static_cast<I>(w);
+    if (fw != T(0)) {
+      edt_hull_push(hull, hull_stride, top, v, num, gap, x, static_cast<I>(fw) + x * x);
       continue;
     }
-    int64_t hi = lo + 1;  // the segment runs to the next background voxel or the line's end
-    while (hi < n && f[hi * f_stride] != T(0)) ++hi;
-    if (hi == n) hi = n - 1;
-    found = edt_envelope_segment_unit(f, f_stride, lo, hi, out, stride, arg, hull, hull_stride,
-                                      root) || found;
-    lo = hi < n - 1 ? hi : n;  // a background voxel at hi starts the next segment
+    if (lo < w) {
+      edt_hull_push(hull, hull_stride, top, v, num, gap, x, x * x);
+      edt_fill_unit(hull, hull_stride, top, lo, w - 1, out, stride, arg, root);
+    }
+    out[w * stride] = T(0);
+    if (arg) arg[w * stride] = static_cast<int32_t>(w);
+    top = 0;
+    v = EdtParabola<I>{x * x, static_cast<int32_t>(w)};
+    hull[0] = v;
+    lo = w + 1;
   }
-  if (!found) edt_empty_line(n, stride, out, arg);
-  return found;
+  if (top < 0) {
+    edt_empty_line(n, stride, out, arg);
+    return false;
+  }
+  if (lo < n) edt_fill_unit(hull, hull_stride, top, lo, n - 1, out, stride, arg, root);
+  return true;
 }
 
 // Pass d > 0 on one line: f[i * f_stride] is the squared distance from pass

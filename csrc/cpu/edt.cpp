@@ -14,6 +14,7 @@ namespace morphaug {
 namespace {
 
 constexpr int64_t kLanes = 64;  // neighbouring lines of pass 0 done together
+constexpr int64_t kCompactLength = 4096;  // longest lines of pass 0 with a compact buffer
 
 template <typename T>
 void binary_pass(const bool* mask, const Lines& lines, double s, T* out, int32_t* idx,
@@ -22,15 +23,23 @@ void binary_pass(const bool* mask, const Lines& lines, double s, T* out, int32_t
   const int64_t per_outer = (lines.stride + kLanes - 1) / kLanes;
   const int64_t bundles = lines.count / lines.stride * per_outer;
   const int64_t grain = std::max<int64_t>(1, 4096 / (lines.length * kLanes));
+  // The previous background positions go to a compact buffer (kept in cache,
+  // unlike rows of `out` one stride apart) unless the lines are very long.
+  const bool compact = lines.length <= kCompactLength;
   at::parallel_for(0, bundles, grain, [&](int64_t begin, int64_t end) {
     int32_t previous[kLanes], next[kLanes];
+    std::vector<int32_t> before(compact ? lines.length * kLanes : 0);
     for (int64_t bundle = begin; bundle < end; ++bundle) {
       const int64_t outer = bundle / per_outer;
       const int64_t first = (bundle - outer * per_outer) * kLanes;
       const int64_t lanes = std::min(kLanes, lines.stride - first);
       const int64_t o = outer * lines.length * lines.stride + first;
-      const bool found = edt_binary_lines(mask + o, lines.length, lines.stride, lanes, s, out + o,
-                                          idx ? idx + o : nullptr, previous, next, root);
+      int32_t* arg = idx ? idx + o : nullptr;
+      const bool found =
+          compact ? edt_binary_lines(mask + o, lines.length, lines.stride, lanes, s, out + o, arg,
+                                     before.data(), kLanes, previous, next, root)
+                  : edt_binary_lines(mask + o, lines.length, lines.stride, lanes, s, out + o, arg,
+                                     out + o, lines.stride, previous, next, root);
       if (setup.geometry.rank == 1 && !found) {
         edt_no_background_line(setup.geometry, o, out + o, idx ? idx + o : nullptr,
                                lines.count * lines.length, root);
@@ -39,9 +48,11 @@ void binary_pass(const bool* mask, const Lines& lines, double s, T* out, int32_t
   });
 }
 
-// Pass d > 0 in place: each line is first copied to a contiguous buffer
-// (with its feature coordinates < d), then the envelope writes it back.
-template <typename T>
+// Pass d > 0 in place. With unit sampling the envelope reads each line
+// where it is (I: the integer type of its arithmetic); otherwise the line is
+// first copied to a contiguous buffer. With indices, the feature coordinates
+// < d of the line are copied too.
+template <typename T, typename I>
 void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32_t* idx,
                    bool root) {
   const int64_t n = lines.length, stride = lines.stride;
@@ -50,19 +61,22 @@ void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32
   const bool last = d == setup.geometry.rank - 1;
   const int64_t grain = std::max<int64_t>(1, 4096 / n);
   at::parallel_for(0, lines.count, grain, [&](int64_t begin, int64_t end) {
-    std::vector<T> line(n);
+    std::vector<T> line(setup.unit ? 0 : n);
     std::vector<int32_t> line_idx(idx ? d * n : 0), hull_pos(setup.unit ? 0 : n);
-    std::vector<EdtParabola> parabolas(setup.unit ? n : 0);
+    std::vector<EdtParabola<I>> parabolas(setup.unit ? n : 0);
     std::vector<double> hull_real(setup.unit ? 0 : n);
     for (int64_t index = begin; index < end; ++index) {
       const int64_t o = lines.offset(index);
-      for (int64_t i = 0; i < n; ++i) line[i] = f[o + i * stride];
       int32_t* arg = idx ? idx + d * plane + o : nullptr;
-      const bool found =
-          setup.unit
-              ? edt_envelope_line_unit(line.data(), 1, n, f + o, stride, arg, parabolas.data(), 1, root)
-              : edt_envelope_line(line.data(), 1, n, s, f + o, stride, arg, hull_pos.data(),
+      bool found;
+      if (setup.unit) {
+        found = edt_envelope_line_unit(f + o, stride, n, f + o, stride, arg, parabolas.data(), 1,
+                                       root);
+      } else {
+        for (int64_t i = 0; i < n; ++i) line[i] = f[o + i * stride];
+        found = edt_envelope_line(line.data(), 1, n, s, f + o, stride, arg, hull_pos.data(),
                                   hull_real.data(), 1, root);
+      }
       if (idx) {
         for (int k = 0; k < d; ++k)
           for (int64_t i = 0; i < n; ++i) line_idx[k * n + i] = idx[k * plane + o + i * stride];
@@ -85,8 +99,15 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
     const bool root = d == rank - 1 && !squared;
     if (d == 0) {
       binary_pass(mask.data_ptr<bool>(), lines, setup.geometry.sampling[0], f, idx, setup, root);
+      continue;
+    }
+    // Every height f + w^2 of the pass is <= bound: int32 arithmetic when exact.
+    int64_t bound = 0;
+    for (int k = 0; k <= d; ++k) bound += setup.geometry.size[k] * setup.geometry.size[k];
+    if (setup.unit && edt_unit_fits_int32(bound, lines.length)) {
+      envelope_pass<T, int32_t>(d, lines, setup, f, idx, root);
     } else {
-      envelope_pass(d, lines, setup, f, idx, root);
+      envelope_pass<T, int64_t>(d, lines, setup, f, idx, root);
     }
   }
 }

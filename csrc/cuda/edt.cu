@@ -40,7 +40,8 @@ __global__ void binary_pass_kernel(const bool* mask, Lines lines, Geometry g, T*
     const int64_t o = lines.offset(line);
     int32_t previous, next;
     const bool found = edt_binary_lines(mask + o, lines.length, lines.stride, 1, g.sampling[0],
-                                        out + o, idx ? idx + o : nullptr, &previous, &next, root);
+                                        out + o, idx ? idx + o : nullptr, out + o, lines.stride,
+                                        &previous, &next, root);
     if (g.rank == 1 && !found) {
       edt_no_background_line(g, o, out + o, idx ? idx + o : nullptr, plane, root);
     }
@@ -61,7 +62,7 @@ __global__ void envelope_pass_kernel(int d, Lines lines, Geometry g, bool unit, 
     int32_t* arg = idx_out ? idx_out + d * plane + o : nullptr;
     bool found;
     if (unit) {
-      EdtParabola* hull = static_cast<EdtParabola*>(scratch) + slot;
+      EdtParabola<int64_t>* hull = static_cast<EdtParabola<int64_t>*>(scratch) + slot;
       found = edt_envelope_line_unit(f + o, stride, n, out + o, stride, arg, hull, slots, root);
     } else {
       double* hull_f = static_cast<double*>(scratch) + slot;
