@@ -41,6 +41,7 @@ __all__ = [
     "recombine",
     "spatial_dims",
     "any_spatial",
+    "blend",
 ]
 
 LABEL_FORMATS = ("index", "onehot")
@@ -192,10 +193,26 @@ def recombine(index: torch.Tensor, masks: torch.Tensor, new_masks: torch.Tensor,
     lost = masks[:, :1] > new_masks[:, :1]
     for j in range(1, len(classes)):
         lost |= masks[:, j:j + 1] > new_masks[:, j:j + 1]
-    out = index.masked_fill(lost, fill_value)
+    out = _fill(index, lost, fill_value)
     for j, value in enumerate(classes):  # ascending: the highest gaining class is written last
-        out = out.masked_fill(new_masks[:, j:j + 1] > masks[:, j:j + 1], value)
+        out = _fill(out, new_masks[:, j:j + 1] > masks[:, j:j + 1], value)
     return out
+
+
+def _fill(x: torch.Tensor, where: torch.Tensor, value: int) -> torch.Tensor:
+    """``x.masked_fill(where, value)``; for uint8 as wrapping byte arithmetic,
+    several times faster on CPU than masked_fill or where."""
+    if x.dtype != torch.uint8:
+        return x.masked_fill(where, value)
+    return x + where.view(torch.uint8) * (value - x)  # value - x wraps mod 256: exact
+
+
+def blend(where: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+    """``torch.where(where, new, old)`` for a bool ``where`` broadcastable to
+    ``new`` and ``old`` of one dtype, bit-exact (byte arithmetic for uint8, as in ``_fill``)."""
+    if new.dtype != torch.uint8:
+        return torch.where(where, new, old)
+    return old + where.view(torch.uint8) * (new - old)
 
 
 class LabelTransform(BatchTransform):

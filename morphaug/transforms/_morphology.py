@@ -20,7 +20,7 @@ from ._base import (
     uniform,
 )
 from ._distances import FOOTPRINTS, morph_step
-from ._labels import LabelTransform, class_masks, from_index, recombine, take, to_index
+from ._labels import LabelTransform, blend, class_masks, from_index, recombine, take, to_index
 
 __all__ = ["RandLabelMorphology", "RandGreyMorphology", "FillHoles"]
 
@@ -134,7 +134,7 @@ class RandLabelMorphology(LabelTransform):
         new_masks = self._morph(masks, params)
         out = from_index(recombine(index, masks, new_masks, classes, self.fill_value), fmt, x)
         # skipped samples already have radius 0; the blend also keeps them bit-exact (e.g. invalid one-hot)
-        return torch.where(per_sample(params["apply"], x.ndim), out, x)
+        return blend(per_sample(params["apply"], x.ndim), out, x)
 
     def _morph(self, masks: torch.Tensor, params) -> torch.Tensor:
         """The drawn op on each ``(sample, class)`` mask of ``masks (B, K', *spatial)``."""
@@ -223,7 +223,7 @@ class RandGreyMorphology(BatchTransform):
         out = x
         for i, name in enumerate(self.ops):
             out = torch.where(op == i, results(name), out)
-        return torch.where(per_sample(params["apply"], x.ndim), out, x)
+        return blend(per_sample(params["apply"], x.ndim), out, x)
 
     def _ops(self, x: torch.Tensor, footprints: torch.Tensor):
         """``result(name)``: op ``name`` on the whole batch, computing each erosion/dilation once."""
