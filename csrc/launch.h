@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -188,14 +189,120 @@ inline std::vector<BoxAxis> grey_box_axes(const at::Tensor& input, at::IntArrayR
 // and casts the result, a fractional cval is truncated for integer dtypes;
 // a value out of the dtype's range is an error (Scalar::to wraps uint8).
 template <typename T>
-T box_fill(const at::Scalar& cval) {
+T box_fill(const at::Scalar& cval, const char* op = "grey_box") {
   const T fill = cval.to<T>();
   if (std::is_integral<T>::value && !std::is_same<T, bool>::value) {
     const double value = cval.to<double>();
-    TORCH_CHECK(std::trunc(value) == static_cast<double>(fill), "morphaug::grey_box: cval ", cval,
+    TORCH_CHECK(std::trunc(value) == static_cast<double>(fill), "morphaug::", op, ": cval ", cval,
                 " is out of range for the input dtype");
   }
   return fill;
+}
+
+// --- grey_footprint --------------------------------------------------------
+
+// A shared flat footprint as the union of runs of true values along its last
+// axis (the row-segment decomposition), placed for a given input. The input
+// is seen as (slices, size[0], ..., size[rank - 1]), rank >= 2 (a leading
+// axis of 1 for 1-D input). Axis 0 is walked plane by plane, the middle axes
+// are extended by their borders (size + k - 1 positions each, "inner rows"),
+// and each run reads a running extremum of its width along the last axis.
+struct FootprintRun {
+  int64_t plane;  // footprint index along axis 0
+  int64_t row;    // inner row offset in the extended middle axes
+  int64_t slot;   // index of the run's width in `widths`
+  int64_t start;  // first position along the last axis
+};
+
+struct FootprintSetup {
+  std::vector<int64_t> size, k, left;  // per axis: input size, extent, extension before
+  std::vector<int> mode;
+  std::vector<int64_t> widths;  // distinct run lengths, increasing
+  std::vector<FootprintRun> runs;
+};
+
+inline FootprintSetup grey_footprint_setup(const at::Tensor& input, at::IntArrayRef shape,
+                                           at::IntArrayRef footprint, at::IntArrayRef origin,
+                                           at::IntArrayRef mode, bool dilation) {
+  check_batched(input, "grey_footprint");
+  TORCH_CHECK(!input.is_complex(), "morphaug::grey_footprint: expected a real tensor, got ",
+              input.scalar_type());
+  const int64_t rank = input.dim() - 2;
+  TORCH_CHECK(static_cast<int64_t>(shape.size()) == rank &&
+                  static_cast<int64_t>(origin.size()) == rank &&
+                  static_cast<int64_t>(mode.size()) == rank,
+              "morphaug::grey_footprint: shape, origin and mode need one value per spatial axis (",
+              rank, "), got ", shape.size(), ", ", origin.size(), " and ", mode.size());
+  FootprintSetup f;
+  if (rank == 1) {  // a leading axis of 1, so that every input has rows
+    f.size.push_back(1);
+    f.k.push_back(1);
+    f.left.push_back(0);
+    f.mode.push_back(kNearest);
+  }
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t k = shape[d];
+    TORCH_CHECK(k >= 1, "morphaug::grey_footprint: shape must be >= 1, got ", k,
+                " for spatial axis ", d);
+    TORCH_CHECK(origin[d] >= -(k / 2) && origin[d] <= (k - 1) / 2,
+                "morphaug::grey_footprint: origin ", origin[d], " is out of range for extent ", k,
+                " on spatial axis ", d, " (allowed: ", -(k / 2), " to ", (k - 1) / 2, ")");
+    TORCH_CHECK(mode[d] >= kReflect && mode[d] <= kConstant, "morphaug::grey_footprint: mode code ",
+                mode[d], " on spatial axis ", d,
+                " is not 0 (reflect), 1 (mirror), 2 (nearest), 3 (wrap) or 4 (constant)");
+    // SciPy's grey_dilation reflects the element: origin -> -origin, minus 1 when k is even.
+    const int64_t o = dilation ? -origin[d] - (k % 2 == 0 ? 1 : 0) : origin[d];
+    f.size.push_back(input.size(d + 2));
+    f.k.push_back(k);
+    f.left.push_back(k / 2 + o);
+    f.mode.push_back(static_cast<int>(mode[d]));
+    count *= k;
+  }
+  TORCH_CHECK(static_cast<int64_t>(footprint.size()) == count, "morphaug::grey_footprint: footprint ",
+              "must hold the ", count, " flags of the element shape in C order, got ", footprint.size());
+  std::vector<bool> flags(footprint.size());
+  for (size_t e = 0; e < footprint.size(); ++e) {
+    TORCH_CHECK(footprint[e] == 0 || footprint[e] == 1,
+                "morphaug::grey_footprint: footprint flags must be 0 or 1, got ", footprint[e],
+                " at position ", e);
+    flags[e] = footprint[e] == 1;
+  }
+  // Reflecting every axis of a C-order array reverses its flat order.
+  if (dilation) std::reverse(flags.begin(), flags.end());
+  TORCH_CHECK(std::find(flags.begin(), flags.end(), true) != flags.end(),
+              "morphaug::grey_footprint: footprint must have at least one true element");
+
+  const int axes = static_cast<int>(f.size.size());
+  const int64_t kl = f.k[axes - 1];
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (flat row, start), then width
+  std::vector<int64_t> run_width;
+  for (int64_t row = 0; row < count / kl; ++row) {
+    for (int64_t j = 0; j < kl; ++j) {
+      if (!flags[row * kl + j] || (j > 0 && flags[row * kl + j - 1])) continue;
+      int64_t end = j;
+      while (end < kl && flags[row * kl + end]) ++end;
+      runs.emplace_back(row, j);
+      run_width.push_back(end - j);
+      f.widths.push_back(end - j);
+    }
+  }
+  std::sort(f.widths.begin(), f.widths.end());
+  f.widths.erase(std::unique(f.widths.begin(), f.widths.end()), f.widths.end());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    // Split the flat row into axis 0 and the middle axes, which are strided
+    // by the extended sizes.
+    int64_t rest = runs[r].first, row = 0, stride = 1;
+    for (int d = axes - 2; d >= 1; --d) {
+      row += rest % f.k[d] * stride;
+      rest /= f.k[d];
+      stride *= f.size[d] + f.k[d] - 1;
+    }
+    const int64_t slot =
+        std::lower_bound(f.widths.begin(), f.widths.end(), run_width[r]) - f.widths.begin();
+    f.runs.push_back(FootprintRun{rest, row, slot, runs[r].second});
+  }
+  return f;
 }
 
 }  // namespace morphaug

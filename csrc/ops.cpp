@@ -22,6 +22,12 @@ TORCH_LIBRARY(morphaug, m) {
   m.def(
       "grey_box(Tensor input, int[] size, int[] origin, int[] mode, Scalar cval, bool dilation) "
       "-> Tensor");
+  // grey_erosion / grey_dilation with a flat footprint shared by every slice:
+  // `shape` its extent per spatial axis, `footprint` its prod(shape) flags (0 or
+  // 1, at least one 1) in C order; origin and mode as for grey_box.
+  m.def(
+      "grey_footprint(Tensor input, int[] shape, int[] footprint, int[] origin, int[] mode, "
+      "Scalar cval, bool dilation) -> Tensor");
   // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
   // (B, C, *spatial) tensor for an element that holds its centre and is symmetric:
   // `offsets` holds rank displacements per element offset (relative to the

@@ -427,6 +427,88 @@ def test_ball_morphology_largest_radius():
     assert not got[0, 1].any()
 
 
+# --- grey_footprint ----------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(), dtype=st.sampled_from(GREY_DTYPES), dilation=st.booleans(), data=st.data())
+def test_grey_footprint_matches_scipy(device, case, dtype, dilation, data):
+    x, rng = case
+    rank = x.ndim - 2
+    shape = [data.draw(st.integers(1, 6)) for _ in range(rank)]  # longer than the axis too
+    footprint = rng.random(shape) < data.draw(st.sampled_from([0.3, 0.7]))
+    footprint.flat[data.draw(st.integers(0, footprint.size - 1))] = True
+    origin = [data.draw(st.integers(-(k // 2), (k - 1) // 2)) for k in shape]
+    mode = data.draw(st.sampled_from(MODES))  # SciPy takes one mode for footprints
+    values = random_values(rng, x.shape, dtype).to(on(device, "grey_footprint"))
+    cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
+    before = values.clone()
+    result = _native.grey_footprint(values, footprint, origin, [mode] * rank, cval, dilation)
+    assert torch.equal(values, before)
+    assert result.dtype == dtype and result.shape == values.shape and result.is_contiguous()
+    reference = ndi.grey_dilation if dilation else ndi.grey_erosion
+    source, got = scipy_view(values), scipy_view(result)
+    for b, c in np.ndindex(x.shape[:2]):
+        expected = reference(source[b, c], footprint=footprint, origin=origin, mode=mode, cval=cval)
+        np.testing.assert_array_equal(got[b, c], expected, err_msg=f"({b}, {c})")
+
+
+@pytest.mark.parametrize("dilation", [False, True])
+def test_grey_footprint_all_true_is_grey_box(dilation):
+    """Per-axis modes (which SciPy takes for boxes only) against the box kernel."""
+    x = torch.randn(2, 1, 9, 8, 7)
+    size, origin, mode = [3, 4, 5], [1, -2, 0], ["wrap", "constant", "mirror"]
+    got = _native.grey_footprint(x, np.ones(size, bool), origin, mode, 0.5, dilation)
+    assert torch.equal(got, _native.grey_box(x, size, origin, mode, 0.5, dilation))
+
+
+@pytest.mark.parametrize("shape", [(1, 2, 40, 150, 30), (2, 1, 70, 300), (1, 1, 5, 6, 7, 8)])
+def test_grey_footprint_larger_shapes_match_scipy(shape):
+    """Several plane blocks and axis-1 tiles per slice, and a 4-D element."""
+    rng = np.random.default_rng(sum(shape))
+    rank = len(shape) - 2
+    footprint = rng.random((5,) * (rank - 1) + (9,)) < 0.5
+    footprint[(2,) * rank] = True
+    values = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    origin = [1] + [0] * (rank - 1)
+    for dilation, reference in ((False, ndi.grey_erosion), (True, ndi.grey_dilation)):
+        got = _native.grey_footprint(values, footprint, origin, ["reflect"] * rank, 0.0, dilation)
+        for b, c in np.ndindex(shape[:2]):
+            np.testing.assert_array_equal(
+                got[b, c].numpy(), reference(values[b, c].numpy(), footprint=footprint, origin=origin))
+
+
+def test_grey_footprint_nan_in_a_window_gives_nan():
+    x = torch.zeros(1, 1, 6, 9, dtype=torch.float64)
+    x[0, 0, 2, 4] = float("nan")
+    footprint = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], bool)
+    got = _native.grey_footprint(x, footprint, [0, 0], ["nearest"] * 2, 0.0, False)
+    expected = torch.from_numpy(ndi.binary_dilation(np.isnan(x[0, 0].numpy()), footprint))
+    assert torch.equal(got[0, 0].isnan(), expected)
+
+
+def test_grey_erosion_takes_the_footprint_kernel(monkeypatch):
+    """Shared host footprints run natively; per-sample ones and structures stay on torch."""
+    from morphaug.ndimage import grey_dilation, grey_erosion
+
+    calls = []
+    kernel = _native.grey_footprint
+    monkeypatch.setattr(_native, "grey_footprint", lambda *args, **kw: calls.append(1) or kernel(*args, **kw))
+    monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
+    x = torch.randn(2, 1, 8, 9)
+    footprint = torch.tensor([[0, 1, 1], [1, 1, 0]], dtype=torch.bool)
+    native = [grey_erosion(x, footprint=footprint, origin=(0, -1), mode="wrap"),
+              grey_dilation(x, footprint=footprint, origin=(-1, 1), mode="constant", cval=0.5)]
+    assert len(calls) == 2
+    grey_erosion(x, footprint=footprint.expand(2, 2, 3))
+    grey_erosion(x, footprint=footprint, structure=torch.ones(2, 3))
+    assert len(calls) == 2
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    assert torch.equal(native[0], grey_erosion(x, footprint=footprint, origin=(0, -1), mode="wrap"))
+    assert torch.equal(native[1], grey_dilation(x, footprint=footprint, origin=(-1, 1), mode="constant",
+                                                cval=0.5))
+
+
 # --- torch.library checks ----------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -440,6 +522,11 @@ def test_opcheck(device):
     values = torch.randn(2, 1, 5, 4, device=mask.device)
     torch.library.opcheck(ops.grey_box.default, (values, [3, 2], [0, -1], [0, 4], 0.5, False))
     torch.library.opcheck(ops.grey_box.default, (values.to(torch.int32), [3, 2], [1, 0], [1, 3], 2, True))
+    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::grey_footprint", mask.device.type.upper()):
+        flags = [0, 1, 1, 1, 1, 0]
+        torch.library.opcheck(ops.grey_footprint.default, (values, [3, 2], flags, [0, -1], [0, 4], 0.5, False))
+        torch.library.opcheck(ops.grey_footprint.default,
+                              (values.to(torch.int32), [2, 3], flags, [0, 1], [2, 3], 2, True))
     if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::propagate", mask.device.type.upper()):
         weights = torch.ones(2, 1, 5, dtype=torch.bool, device=mask.device)
         offsets = [0, -1, -1, 0, 0, 0, 1, 0, 0, 1]
@@ -479,6 +566,18 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "expected a real tensor"),
     (lambda: _native.grey_box(MASK.to(torch.uint8), [3, 3], [0, 0], MODES[:2], -1, False),
      "cval -1 is out of range"),
+    (lambda: _native.grey_footprint(MASK.float(), np.zeros((3, 3), bool), [0, 0], MODES[:2], 0.0, False),
+     "footprint must have at least one true element"),
+    (lambda: _native._ops().grey_footprint(MASK.float(), [2, 2], [1] * 3, [0, 0], [0, 0], 0.0, False),
+     "footprint must hold the 4 flags"),
+    (lambda: _native._ops().grey_footprint(MASK.float(), [1, 2], [1, 2], [0, 0], [0, 0], 0.0, False),
+     "flags must be 0 or 1, got 2"),
+    (lambda: _native.grey_footprint(MASK.float(), np.ones((3, 1), bool), [0, 1], MODES[:2], 0.0, False),
+     "origin 1 is out of range for extent 1"),
+    (lambda: _native.grey_footprint(MASK.float(), np.ones(3, bool), [0], MODES[:1], 0.0, False),
+     r"one value per spatial axis \(2\)"),
+    (lambda: _native.grey_footprint(MASK.to(torch.uint8), np.ones((2, 2), bool), [0, 0], MODES[:2], -1, True),
+     "grey_footprint: cval -1 is out of range"),
     (lambda: _native.propagate(MASK, MASK[0], torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)], 0),
      "mask must be a bool tensor of the input's shape"),
     (lambda: _native.propagate(MASK, None, torch.ones(1, 1, 2, dtype=torch.bool), [(0, 0)], 0),

@@ -18,6 +18,12 @@ a backend is chosen. The torch backend works as follows:
   offset sees the identity there (``+inf`` / dtype maximum for a minimum,
   ``-inf`` / dtype minimum for a maximum) through ``torch.where``.
 
+With native kernels (``morphaug._C``, see ``morphaug._backend``), boxes run
+on ``_native.grey_box`` (CPU and CUDA) and a shared footprint read on the
+host on ``_native.grey_footprint`` (CPU: the same row-segment decomposition,
+each run read from one running extreme per line); everything else, and
+those cases where their kernel is not built, runs on the torch backend.
+
 A footprint on the CPU (or array-like) is read on the host: an all-true one
 takes the separable path, an all-false one is a ``ValueError``, and only its
 true positions are visited. A footprint on an accelerator is never read back
@@ -256,6 +262,10 @@ def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tens
     name = "grey_erosion" if minimum else "grey_dilation"
     if filt.separable and select(name, input) == "native":
         return _min_or_max_native(input, filt, minimum)
+    shared_host = filt.host is not None and filt.host.shape[0] * filt.host.shape[1] == 1
+    if (filt.structure is None and shared_host and select(name, input) == "native"
+            and _native.has_kernel("grey_footprint", input.device)):
+        return _footprint_native(input, filt, minimum)
     return _min_or_max_torch(input, filt, minimum)
 
 
@@ -274,6 +284,23 @@ def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> tor
         origin[axis] = o if minimum else -o - (1 - width % 2)
     cval = 0 if filt.cval is None else filt.cval
     return _native.grey_box(input, size, origin, mode, cval, dilation=not minimum)
+
+
+def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    """A shared host footprint on the native row-segment kernel (``_native.grey_footprint``).
+
+    Like :func:`_min_or_max_native`, the kernel takes SciPy's user-facing
+    element and origin: ``filt`` holds the reflected ones for dilation.
+    """
+    if not minimum:
+        filt = _reflected(filt)
+    rank = input.ndim - 2
+    shape, origin, mode = [1] * rank, [0] * rank, ["nearest"] * rank
+    for axis, width, o, m in zip(filt.axes, filt.shape, filt.origins, filt.modes):
+        shape[axis], origin[axis], mode[axis] = width, o, m
+    cval = 0 if filt.cval is None else filt.cval
+    return _native.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
+                                  dilation=not minimum)
 
 
 def _min_or_max_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:

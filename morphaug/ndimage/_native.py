@@ -20,9 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._backend import load_native
+from .._backend import _built_for, load_native
 
-__all__ = ["edt", "cdt", "grey_box", "propagate", "fill_holes", "ball_morphology", "MODE_CODES",
+__all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "propagate", "fill_holes", "ball_morphology", "MODE_CODES",
            "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
@@ -45,6 +45,16 @@ def _ops():
         _register_fakes()
         _fakes_registered = True
     return torch.ops.morphaug
+
+
+def has_kernel(op: str, device: torch.device) -> bool:
+    """Whether ``morphaug._C`` is loaded with a kernel of ``op`` for ``device``'s type.
+
+    For the cases :func:`morphaug._backend.select` does not tell apart: an op
+    whose public function already has a native kernel for that device may
+    still run some cases on another op, built for fewer devices.
+    """
+    return load_native()[0] is not None and _built_for(op, device.type)
 
 
 def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indices: bool = False,
@@ -153,6 +163,36 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
     return _ops().grey_box(input, list(size), list(origin), codes, cval, dilation)
 
 
+def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[int],
+                   mode: Sequence[str], cval, dilation: bool) -> torch.Tensor:
+    """``grey_erosion`` (or ``grey_dilation``) of each ``(b, c)`` slice by one flat footprint.
+
+    Args:
+        input: real tensor ``(B, C, *S)``, dtypes as for :func:`grey_box`.
+        footprint: bool array with one dimension per spatial axis (extent 1
+            on axes left alone) and at least one true value, shared by every
+            slice, as passed to SciPy (for dilation the kernel reflects it).
+        origin, mode, cval, dilation: as for :func:`grey_box`, with the
+            footprint's extent per axis in place of ``size``.
+
+    Returns:
+        a new contiguous tensor of the input's dtype and shape.
+
+    SciPy parity: exact (it selects input values). The footprint is split
+    into runs of true values along its last axis; each distinct run length
+    takes one running extreme per border-extended line, and each run one
+    shifted read of it (the torch backend's row-segment path). A NaN anywhere
+    in a window gives NaN, as on the torch backend.
+    """
+    try:
+        codes = [MODE_CODES[m] for m in mode]
+    except KeyError as error:
+        raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
+    flags = np.asarray(footprint, dtype=bool)
+    return _ops().grey_footprint(input, list(flags.shape), flags.astype(int).ravel().tolist(),
+                                 list(origin), codes, cval, dilation)
+
+
 def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor,
               offsets: Sequence[Sequence[int]], border: bool) -> torch.Tensor:
     """``binary_dilation(input, element, iterations=-1, mask, border_value=border)`` per slice.
@@ -233,6 +273,10 @@ def _register_fakes() -> None:
 
     @torch.library.register_fake("morphaug::grey_box")
     def _grey_box_fake(input, size, origin, mode, cval, dilation):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake("morphaug::grey_footprint")
+    def _grey_footprint_fake(input, shape, footprint, origin, mode, cval, dilation):
         return input.new_empty(input.shape)
 
     @torch.library.register_fake("morphaug::propagate")
