@@ -25,7 +25,7 @@ import os
 
 import torch
 
-__all__ = ["backend_info", "select", "load_native", "NATIVE_OPS"]
+__all__ = ["backend_info", "select", "load_native", "built_for", "NATIVE_OPS"]
 
 _REAL_DTYPES = frozenset({
     torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
@@ -79,7 +79,8 @@ def _requested() -> str:
     return choice
 
 
-def _built_for(op: str, device_type: str) -> bool:
+def built_for(op: str, device_type: str) -> bool:
+    """Whether the loaded library has a kernel of ``torch.ops.morphaug.<op>`` for ``device_type``."""
     key = _DISPATCH_KEYS.get(device_type)
     return key is not None and torch._C._dispatch_has_kernel_for_dispatch_key(f"morphaug::{op}", key)
 
@@ -91,7 +92,7 @@ def _why_not_native(op_name: str, device_type: str, dtype: torch.dtype | None,
     module, reason = load_native()
     if module is None:
         return reason
-    if not _built_for(op, device_type):
+    if not built_for(op, device_type):
         return f"morphaug._C has no {op!r} kernel for {device_type} tensors"
     if dtypes is not None and dtype is not None and dtype not in dtypes:
         return f"the native {op!r} kernel does not take {dtype}"
@@ -135,7 +136,7 @@ def backend_info(verbose: bool = True) -> dict:
     """
     module, error = load_native()
     devices = [d for d in _DISPATCH_KEYS if module is not None
-               and any(_built_for(op, d) for op, _, _ in NATIVE_OPS.values())]
+               and any(built_for(op, d) for op, _, _ in NATIVE_OPS.values())]
     requested = _requested()
     ops = {}
     for name in NATIVE_OPS:

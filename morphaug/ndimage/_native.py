@@ -20,10 +20,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._backend import _built_for, load_native
+from .._backend import built_for, load_native
 
-__all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "propagate", "fill_holes", "ball_morphology", "MODE_CODES",
-           "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
+__all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "propagate", "fill_holes",
+           "ball_morphology", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
@@ -54,7 +54,7 @@ def has_kernel(op: str, device: torch.device) -> bool:
     whose public function already has a native kernel for that device may
     still run some cases on another op, built for fewer devices.
     """
-    return load_native()[0] is not None and _built_for(op, device.type)
+    return load_native()[0] is not None and built_for(op, device.type)
 
 
 def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indices: bool = False,
