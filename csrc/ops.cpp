@@ -28,6 +28,12 @@ TORCH_LIBRARY(morphaug, m) {
   m.def(
       "grey_footprint(Tensor input, int[] shape, int[] footprint, int[] origin, int[] mode, "
       "Scalar cval, bool dilation) -> Tensor");
+  // grey_erosion / grey_dilation with a non-flat element shared by every slice:
+  // `structure` its prod(shape) float64 values and `footprint` its flags (as for
+  // grey_footprint), both in C order; origin and mode as for grey_box.
+  m.def(
+      "grey_structure(Tensor input, int[] shape, float[] structure, int[] footprint, int[] origin, "
+      "int[] mode, Scalar cval, bool dilation) -> Tensor");
   // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
   // (B, C, *spatial) tensor for an element that holds its centre and is symmetric:
   // `offsets` holds rank displacements per element offset (relative to the

@@ -509,6 +509,134 @@ def test_grey_erosion_takes_the_footprint_kernel(monkeypatch):
                                                 cval=0.5))
 
 
+# --- grey_structure ----------------------------------------------------------
+
+def structure_values(rng, shape):
+    """Random non-flat structure values: fractional, negative, zero, in [-5, 5]."""
+    values = np.round(rng.uniform(-5, 5, shape), 2)
+    values[rng.random(shape) < 0.3] = 0.0
+    return values
+
+
+@SETTINGS
+@given(case=masks(), dtype=st.sampled_from(GREY_DTYPES + [torch.int8, torch.int32]),
+       dilation=st.booleans(), with_footprint=st.booleans(), data=st.data())
+def test_grey_structure_matches_torch_backend_and_scipy(monkeypatch, case, dtype, dilation,
+                                                        with_footprint, data):
+    from morphaug.ndimage import grey_dilation, grey_erosion
+
+    x, rng = case
+    rank = x.ndim - 2
+    shape = [data.draw(st.integers(1, 5)) for _ in range(rank)]  # longer than the axis too
+    structure = structure_values(rng, shape)
+    if dtype == torch.bool:
+        structure /= 6  # |s| < 1 keeps every result a bool (else SciPy stores other bytes)
+    footprint = None
+    if with_footprint:
+        footprint = rng.random(shape) < 0.6
+        footprint.flat[data.draw(st.integers(0, footprint.size - 1))] = True
+    origin = [data.draw(st.integers(-(k // 2), (k - 1) // 2)) for k in shape]
+    mode = data.draw(st.sampled_from(MODES))  # SciPy takes one mode for structures
+    values = random_values(rng, x.shape, dtype)
+    if not dtype.is_floating_point and dtype != torch.bool:
+        values += 10  # x -/+ structure stays in every integer range (SciPy would wrap)
+    cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
+    before = values.clone()
+    result = _native.grey_structure(values, structure, footprint, origin, [mode] * rank, cval, dilation)
+    assert torch.equal(values, before)
+    assert result.dtype == dtype and result.shape == values.shape and result.is_contiguous()
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    public = grey_dilation if dilation else grey_erosion
+    expected = public(values, structure=structure, footprint=footprint, origin=origin, mode=mode,
+                      cval=cval)
+    assert torch.equal(result, expected)
+    if dtype in (torch.float16, torch.bfloat16):
+        return  # SciPy has no half arithmetic
+    reference = ndi.grey_dilation if dilation else ndi.grey_erosion
+    source, got = values.numpy(), result.numpy()
+    for b, c in np.ndindex(x.shape[:2]):
+        expected = reference(source[b, c], structure=structure, footprint=footprint, origin=origin,
+                             mode=mode, cval=cval)
+        np.testing.assert_array_equal(got[b, c], expected, err_msg=f"({b}, {c})")
+
+
+@pytest.mark.parametrize("shape", [(1, 2, 40, 50, 30), (2, 1, 70, 300), (1, 1, 5, 6, 7, 8)])
+def test_grey_structure_larger_shapes_match_scipy(shape):
+    rng = np.random.default_rng(sum(shape))
+    rank = len(shape) - 2
+    structure = structure_values(rng, (3,) * (rank - 1) + (7,))
+    values = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    origin = [1] + [0] * (rank - 1)
+    for dilation, reference in ((False, ndi.grey_erosion), (True, ndi.grey_dilation)):
+        got = _native.grey_structure(values, structure, None, origin, ["mirror"] * rank, 0.0, dilation)
+        for b, c in np.ndindex(shape[:2]):
+            np.testing.assert_array_equal(
+                got[b, c].numpy(),
+                reference(values[b, c].numpy(), structure=structure, origin=origin, mode="mirror"))
+
+
+def test_grey_structure_saturates_integers_and_gives_nan_for_nan(monkeypatch):
+    from morphaug.ndimage import grey_dilation, grey_erosion
+
+    x = torch.tensor([[[0, 100, 255]]], dtype=torch.uint8)
+    structure = np.array([-300.5, 0.0, 300.5])
+    assert _native.grey_structure(x, structure, None, [0], ["nearest"], 0, False).tolist() == [[[0, 0, 0]]]
+    assert _native.grey_structure(x, structure, None, [0], ["nearest"], 0, True).tolist() == [[[255] * 3]]
+    wide = torch.arange(-60, 60, dtype=torch.int8).reshape(1, 1, -1)
+    eroded = _native.grey_structure(wide, structure / 3, None, [1], ["wrap"], 0, False)
+    dilated = _native.grey_structure(wide, structure / 3, None, [1], ["wrap"], 0, True)
+    assert eroded.min() == -128 and dilated.max() == 127
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    assert torch.equal(eroded, grey_erosion(wide, structure=structure / 3, origin=1, mode="wrap"))
+    assert torch.equal(dilated, grey_dilation(wide, structure=structure / 3, origin=1, mode="wrap"))
+    y = torch.zeros(1, 1, 7, dtype=torch.float64)
+    y[0, 0, 3] = float("nan")
+    got = _native.grey_structure(y, np.array([1.0, -2.0, 0.5]), None, [0], ["reflect"], 0.0, False)
+    assert got[0, 0].isnan().tolist() == [False, False, True, True, True, False, False]
+
+
+@pytest.mark.parametrize("name", ["grey_opening", "morphological_gradient"])
+def test_compound_ops_with_structure_run_natively(monkeypatch, name):
+    import morphaug.ndimage as mnd
+
+    calls = []
+    kernel = _native.grey_structure
+    monkeypatch.setattr(_native, "grey_structure", lambda *args, **kw: calls.append(1) or kernel(*args, **kw))
+    monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 1, 9, 8, 7))
+    structure = structure_values(rng, (3, 2, 3))
+    got = getattr(mnd, name)(torch.from_numpy(x), structure=structure, mode="wrap", origin=(0, -1, 1))
+    assert len(calls) == 2
+    for b in range(2):
+        expected = getattr(ndi, name)(x[b, 0], structure=structure, mode="wrap", origin=(0, -1, 1))
+        np.testing.assert_array_equal(got[b, 0].numpy(), expected)
+
+
+def test_grey_erosion_takes_the_structure_kernel(monkeypatch):
+    """Shared structures (with a shared host footprint or none) run natively; per-sample ones stay on torch."""
+    from morphaug.ndimage import grey_dilation, grey_erosion
+
+    calls = []
+    kernel = _native.grey_structure
+    monkeypatch.setattr(_native, "grey_structure", lambda *args, **kw: calls.append(1) or kernel(*args, **kw))
+    monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
+    x = torch.randn(2, 1, 8, 9)
+    footprint = torch.tensor([[0, 1, 1], [1, 1, 0]], dtype=torch.bool)
+    structure = torch.tensor([[0.5, -1.0, 2.0], [0.0, 1.5, -0.25]], dtype=torch.float64)
+    native = [grey_erosion(x, structure=structure, origin=(0, -1), mode="wrap"),
+              grey_dilation(x, footprint=footprint, structure=structure, origin=(-1, 1), mode="constant",
+                            cval=0.5)]
+    assert len(calls) == 2
+    grey_erosion(x, structure=structure.expand(2, 2, 3))
+    grey_erosion(x, footprint=footprint.expand(2, 2, 3), structure=structure)
+    assert len(calls) == 2
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    assert torch.equal(native[0], grey_erosion(x, structure=structure, origin=(0, -1), mode="wrap"))
+    assert torch.equal(native[1], grey_dilation(x, footprint=footprint, structure=structure, origin=(-1, 1),
+                                                mode="constant", cval=0.5))
+
+
 # --- torch.library checks ----------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -527,6 +655,12 @@ def test_opcheck(device):
         torch.library.opcheck(ops.grey_footprint.default, (values, [3, 2], flags, [0, -1], [0, 4], 0.5, False))
         torch.library.opcheck(ops.grey_footprint.default,
                               (values.to(torch.int32), [2, 3], flags, [0, 1], [2, 3], 2, True))
+    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::grey_structure", mask.device.type.upper()):
+        weights = [0.5, -1.0, 0.0, 2.0, 1.25, -0.5]
+        torch.library.opcheck(ops.grey_structure.default,
+                              (values, [3, 2], weights, [0, 1, 1, 1, 1, 0], [0, -1], [0, 4], 0.5, False))
+        torch.library.opcheck(ops.grey_structure.default,
+                              (values.to(torch.int32), [2, 3], weights, [1] * 6, [0, 1], [2, 3], 2, True))
     if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::propagate", mask.device.type.upper()):
         weights = torch.ones(2, 1, 5, dtype=torch.bool, device=mask.device)
         offsets = [0, -1, -1, 0, 0, 0, 1, 0, 0, 1]
@@ -578,6 +712,20 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      r"one value per spatial axis \(2\)"),
     (lambda: _native.grey_footprint(MASK.to(torch.uint8), np.ones((2, 2), bool), [0, 0], MODES[:2], -1, True),
      "grey_footprint: cval -1 is out of range"),
+    (lambda: _native.grey_structure(MASK.float(), np.ones((3, 3)), np.zeros((3, 3)), [0, 0], MODES[:2], 0.0,
+                                    False), "grey_structure: footprint must have at least one true element"),
+    (lambda: _native._ops().grey_structure(MASK.float(), [2, 2], [0.0] * 3, [1] * 4, [0, 0], [0, 0], 0.0, False),
+     "structure must hold the 4 values"),
+    (lambda: _native._ops().grey_structure(MASK.float(), [2, 2], [0.0] * 4, [1] * 3, [0, 0], [0, 0], 0.0, False),
+     "footprint must hold the 4 flags"),
+    (lambda: _native.grey_structure(MASK.float(), np.ones((3, 1)), None, [0, 1], MODES[:2], 0.0, False),
+     "grey_structure: origin 1 is out of range for extent 1"),
+    (lambda: _native.grey_structure(MASK.float(), np.ones(3), None, [0], MODES[:1], 0.0, False),
+     r"grey_structure: shape, origin and mode need one value per spatial axis \(2\)"),
+    (lambda: _native.grey_structure(MASK.to(torch.complex64), np.ones((2, 2)), None, [0, 0], MODES[:2], 0.0,
+                                    False), "grey_structure: expected a real tensor"),
+    (lambda: _native.grey_structure(MASK.to(torch.uint8), np.ones((2, 2)), None, [0, 0], MODES[:2], -1, True),
+     "grey_structure: cval -1 is out of range"),
     (lambda: _native.propagate(MASK, MASK[0], torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)], 0),
      "mask must be a bool tensor of the input's shape"),
     (lambda: _native.propagate(MASK, None, torch.ones(1, 1, 2, dtype=torch.bool), [(0, 0)], 0),

@@ -64,14 +64,6 @@ inline void combine_chunk(const T* const* sources, size_t count, int64_t at, int
   for (int64_t j = 0; j < m; ++j) out[at + j] = acc[j];
 }
 
-// GCC's unroll-and-jam (-O3) would pair the sources of combine_chunk in a
-// scalar loop instead of vectorising over positions: 10x slower.
-#if defined(__GNUC__) && !defined(__clang__)
-#define MORPHAUG_NO_JAM __attribute__((optimize("no-loop-unroll-and-jam")))
-#else
-#define MORPHAUG_NO_JAM
-#endif
-
 // out[j] = extremum over the sources of source[j], j in [0, n).
 template <typename T, bool Max>
 MORPHAUG_CPU_CLONES MORPHAUG_NO_JAM void combine_runs(const T* const* sources, size_t count, T* out, int64_t n) {

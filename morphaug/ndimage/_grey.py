@@ -21,8 +21,11 @@ a backend is chosen. The torch backend works as follows:
 With native kernels (``morphaug._C``, see ``morphaug._backend``), boxes run
 on ``_native.grey_box`` (CPU and CUDA) and a shared footprint read on the
 host on ``_native.grey_footprint`` (CPU: the same row-segment decomposition,
-each run read from one running extreme per line); everything else, and
-those cases where their kernel is not built, runs on the torch backend.
+each run read from one running extreme per line), a shared non-flat
+``structure`` (with a shared host footprint, if any) on
+``_native.grey_structure`` (CPU: direct loops over the true positions, the
+torch backend's arithmetic); everything else, and those cases where their
+kernel is not built, runs on the torch backend.
 
 A footprint on the CPU (or array-like) is read on the host: an all-true one
 takes the separable path, an all-false one is a ``ValueError``, and only its
@@ -266,6 +269,11 @@ def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tens
     if (filt.structure is None and shared_host and select(name, input) == "native"
             and _native.has_kernel("grey_footprint", input.device)):
         return _footprint_native(input, filt, minimum)
+    if (filt.structure is not None and filt.structure.shape[0] * filt.structure.shape[1] == 1
+            and (filt.footprint is None or shared_host)
+            and select(name, input) == "native"
+            and _native.has_kernel("grey_structure", input.device)):
+        return _structure_native(input, filt, minimum)
     return _min_or_max_torch(input, filt, minimum)
 
 
@@ -300,6 +308,26 @@ def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torc
         shape[axis], origin[axis], mode[axis] = width, o, m
     cval = 0 if filt.cval is None else filt.cval
     return _native.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
+                                  dilation=not minimum)
+
+
+def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    """A shared non-flat element on the native direct-loop kernel (``_native.grey_structure``).
+
+    The structure is on the input's device, the CPU (the only kernel), so
+    reading it is no host sync. As for :func:`_footprint_native`, the kernel
+    takes SciPy's user-facing element and origin.
+    """
+    if not minimum:
+        filt = _reflected(filt)
+    rank = input.ndim - 2
+    shape, origin, mode = [1] * rank, [0] * rank, ["nearest"] * rank
+    for axis, width, o, m in zip(filt.axes, filt.shape, filt.origins, filt.modes):
+        shape[axis], origin[axis], mode[axis] = width, o, m
+    structure = filt.structure.numpy(force=True).reshape(shape)
+    footprint = None if filt.host is None else filt.host.reshape(shape)
+    cval = 0 if filt.cval is None else filt.cval
+    return _native.grey_structure(input, structure, footprint, origin, mode, cval,
                                   dilation=not minimum)
 
 

@@ -22,7 +22,7 @@ import torch
 
 from .._backend import built_for, load_native
 
-__all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "propagate", "fill_holes",
+__all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "grey_structure", "propagate", "fill_holes",
            "ball_morphology", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
@@ -193,6 +193,43 @@ def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[
                                  list(origin), codes, cval, dilation)
 
 
+def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.ndarray | None,
+                   origin: Sequence[int], mode: Sequence[str], cval, dilation: bool) -> torch.Tensor:
+    """``grey_erosion`` (or ``grey_dilation``) of each ``(b, c)`` slice by one non-flat element.
+
+    Args:
+        input: real tensor ``(B, C, *S)``, dtypes as for :func:`grey_box` (float16
+            and bfloat16 with their own rounding, as on the torch backend).
+        structure: float64 array with one dimension per spatial axis (extent 1
+            on axes left alone), shared by every slice, as passed to SciPy (for
+            dilation the kernel reflects it): erosion subtracts it, dilation
+            adds it.
+        footprint: bool array of the structure's shape with at least one true
+            value (which positions take part), or None for all of them.
+        origin, mode, cval, dilation: as for :func:`grey_box`, with the
+            element's extent per axis in place of ``size``.
+
+    Returns:
+        a new contiguous tensor of the input's dtype and shape.
+
+    SciPy parity: the torch backend's arithmetic, value for value (see
+    ``morphaug.ndimage._grey``): SciPy's, with float64 at the element's first
+    true position and the structure cast to the input dtype elsewhere;
+    integer and bool inputs accumulate in float64 and saturate where SciPy
+    would wrap. A NaN anywhere in a window gives NaN. Direct loops: every
+    true position is one shifted read of a border-extended copy of the input.
+    """
+    try:
+        codes = [MODE_CODES[m] for m in mode]
+    except KeyError as error:
+        raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
+    values = np.asarray(structure, dtype=np.float64)
+    flags = np.ones(values.shape, bool) if footprint is None else np.asarray(footprint, dtype=bool)
+    return _ops().grey_structure(input, list(values.shape), values.ravel().tolist(),
+                                 flags.astype(int).ravel().tolist(), list(origin), codes, cval,
+                                 dilation)
+
+
 def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor,
               offsets: Sequence[Sequence[int]], border: bool) -> torch.Tensor:
     """``binary_dilation(input, element, iterations=-1, mask, border_value=border)`` per slice.
@@ -277,6 +314,10 @@ def _register_fakes() -> None:
 
     @torch.library.register_fake("morphaug::grey_footprint")
     def _grey_footprint_fake(input, shape, footprint, origin, mode, cval, dilation):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake("morphaug::grey_structure")
+    def _grey_structure_fake(input, shape, structure, footprint, origin, mode, cval, dilation):
         return input.new_empty(input.shape)
 
     @torch.library.register_fake("morphaug::propagate")
