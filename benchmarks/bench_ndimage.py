@@ -178,6 +178,10 @@ def run(device: torch.device, quick: bool) -> list[Row]:
           lambda: mnd.binary_dilation(blobs, cube, iterations=3),
           lambda a: ndi.binary_dilation(a, cube.numpy(), iterations=3),
           [("monai.dilate", _monai("dilate", blobs, 3))])
+    ball = footprints.ball(3)
+    _case(rows, device, quick, "binary_dilation ball r=3", blobs,
+          lambda: mnd.binary_dilation(blobs, ball),
+          lambda a: ndi.binary_dilation(a, ball.numpy()))
     _case(rows, device, quick, "binary_erosion cube3", blobs,
           lambda: mnd.binary_erosion(blobs, cube),
           lambda a: ndi.binary_erosion(a, cube.numpy()),

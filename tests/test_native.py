@@ -394,26 +394,33 @@ def test_ball_morphology_matches_scipy(device, case, data):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("connectivity", ["cross", "box"])
+@pytest.mark.parametrize("element", ["cross", "box", "cross2", "box5", "ball2"])
 @pytest.mark.parametrize("name", ["binary_erosion", "binary_dilation", "binary_opening", "binary_closing"])
-def test_iterated_cross_and_box_run_on_the_ball_kernel(device, monkeypatch, connectivity, name):
-    """iterations=k of SciPy's cross / full box (border 0, no mask) = the radius-k ball, natively."""
-    from morphaug import ndimage
+def test_balls_run_on_the_ball_kernel(device, monkeypatch, element, name):
+    """Cross / box (iterated: bigger balls of their metric) and Euclidean balls
+    (one step), border 0 and no mask, natively; other cases on torch, same results."""
+    from morphaug import footprints, ndimage
 
     rng = np.random.default_rng(11)
     x = rng.random((2, 2, 13, 9, 11)) < 0.6
     dev = on(device, "ball_morphology")
-    structure = ndi.generate_binary_structure(3, 1 if connectivity == "cross" else 3)
+    structure = {"cross": ndi.generate_binary_structure(3, 1), "box": ndi.generate_binary_structure(3, 3),
+                 "cross2": footprints.cross(2).numpy(), "box5": footprints.cube(5).numpy(),
+                 "ball2": footprints.ball(2).numpy()}[element]
     calls = []
     monkeypatch.setattr(_native, "ball_morphology",
                         lambda *args, real=_native.ball_morphology: calls.append(1) or real(*args))
     monkeypatch.setenv("MORPHAUG_BACKEND", "native")
-    for iterations in (1, 2, 4):
+    for iterations in (1, 2, 3):
         got = getattr(ndimage, name)(torch.from_numpy(x).to(dev), structure, iterations)
         for b, c in np.ndindex(x.shape[:2]):
             expected = getattr(ndi, name)(x[b, c], structure, iterations)
             np.testing.assert_array_equal(got[b, c].cpu().numpy(), expected, err_msg=f"{iterations} ({b}, {c})")
     assert calls
+    calls.clear()
+    ndimage.binary_dilation(torch.from_numpy(x).to(dev), structure, 1, border_value=1)
+    ndimage.binary_dilation(torch.from_numpy(x).to(dev), structure, 1, mask=torch.from_numpy(x).to(dev))
+    assert not calls  # border_value=1 and masks stay on torch
 
 
 def test_ball_morphology_largest_radius():

@@ -255,29 +255,44 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
         if not invert:  # erosion = complement of the dilation of the complement
             return ~_propagate_native(~x, element, mask, not border)
         return _propagate_native(x, element, mask, border)
-    metric = _ball_metric(element)
-    if (metric is not None and 1 <= iterations <= _native.BALL_MAX_RADIUS and mask is None
-            and not border and select("binary_dilation" if invert else "binary_erosion", x) == "native"):
-        return _ball_native(x, metric, iterations, erode=not invert)
+    ball = _ball_of(element)
+    if ball is not None and mask is None and not border and iterations >= 1:
+        metric, radius = ball
+        if metric == "euclidean" and iterations > 1:
+            ball = None  # an iterated Euclidean ball is no Euclidean ball
+        else:
+            radius *= iterations  # iterated L1 / L-infinity balls add their radii
+        if (ball is not None and radius <= _native.BALL_MAX_RADIUS
+                and select("binary_dilation" if invert else "binary_erosion", x) == "native"):
+            return _ball_native(x, metric, radius, erode=not invert)
     return _binary_erosion_torch(x, element, iterations, mask, border, invert)
 
 
-def _ball_metric(element) -> str | None:
-    """``"taxicab"`` / ``"chessboard"`` when every slice's element is SciPy's
-    cross / full ``3 x ... x 3`` box over all spatial axes, centred; else None.
+def _ball_of(element) -> tuple[str, int] | None:
+    """``(metric, r)`` when every slice's element is the same centred radius-``r``
+    ball over all spatial axes: ``footprints.cross`` (taxicab; SciPy's
+    connectivity-1 structure for ``r = 1``), a full box of side ``2r + 1``
+    (chessboard) or ``footprints.ball`` (euclidean); else None.
 
-    ``iterations=k`` steps with border value 0 and no mask are then the
-    dilation or erosion by the radius-``k`` ball of that metric (shortest
-    lattice paths between voxels of a box stay in the box).
+    With border value 0 and no mask, ``iterations=k`` of a cross or box is the
+    ball of radius ``k r`` of its metric (shortest lattice paths between voxels
+    of a box stay in the box), and one step of any of them is the ball itself:
+    the native ``ball_morphology`` kernel computes all of these exactly.
     """
-    rank = element.rank
+    rank, shape = element.rank, element.shape
     if (element.host is None or len(element.axes) != rank or any(element.origin)
-            or element.shape != (3,) * rank):
+            or len(set(shape)) != 1 or shape[0] % 2 == 0):
         return None
-    if bool(element.host.all()):
-        return "chessboard"
-    if bool((element.host == generate_binary_structure(rank, 1)).all()):
-        return "taxicab"
+    radius = shape[0] // 2
+    if radius == 0:
+        return None
+    host = element.host
+    offsets = torch.stack(torch.meshgrid(*[torch.arange(-radius, radius + 1)] * rank, indexing="ij"))
+    for metric, ball in (("chessboard", torch.ones(shape, dtype=torch.bool)),
+                         ("taxicab", offsets.abs().sum(0) <= radius),
+                         ("euclidean", (offsets ** 2).sum(0) <= radius ** 2)):
+        if bool((host == ball).all()):
+            return metric, radius
     return None
 
 
