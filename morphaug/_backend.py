@@ -47,8 +47,8 @@ NATIVE_OPS = {
     # connected-component case of the torch backend); other elements stay on torch
     "binary_propagation": ("propagate", None, 16),
     "binary_fill_holes": ("propagate", None, 16),
-    # iterations >= 1 of SciPy's cross or full box known on the host, border_value
-    # 0 and no mask (balls of radius `iterations`); other cases stay on torch
+    # a host element that is a centred Euclidean ball (one step), cross or box
+    # (any iterations), border_value 0 and no mask; other cases stay on torch
     "binary_erosion": ("ball_morphology", None, 16),
     "binary_dilation": ("ball_morphology", None, 16),
     # the transforms' label morphology by per-sample balls of radius <= 127

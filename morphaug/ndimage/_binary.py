@@ -85,7 +85,9 @@ Each public function normalises its arguments and then calls
 :func:`_binary_erosion`, SciPy's private worker on normalised arguments; it is
 the one place where a backend is chosen: propagation to a fixpoint (``iterations < 1``,
 binary_propagation, binary_fill_holes) with a symmetric, centre-holding element runs
-on the native CPU flood fill where it is built; everything else on the torch backend.
+on the native CPU flood fill where it is built; a centred Euclidean ball (one step),
+cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
+native ball kernel (``_native.ball_morphology``); everything else on the torch backend.
 """
 
 from __future__ import annotations
