@@ -3,7 +3,9 @@
 # CUDA machine (torch with CUDA, nvcc, ninja, scipy, pytest, hypothesis;
 # cupy optional): build with the CUDA kernels, show the backends, run the
 # CUDA tests, then time batched EDT / CDT / grey erosion on the GPU against a
-# SciPy loop and cupyx.scipy.ndimage. About 5 minutes; each step has a timeout.
+# SciPy loop and cupyx.scipy.ndimage, and the transforms and OT suites of
+# benchmarks/run.py on the GPU (Sinkhorn with 4096 pairs included). About 6
+# minutes; each step has a timeout.
 #
 #   bash scripts/gpu_check.sh            # PYTHON=python3.12 to pick the interpreter
 set -euo pipefail
@@ -120,4 +122,7 @@ for shape in [(16, 128, 128, 128), (64, 512, 512)]:
               f"cupyx loop {cupy_s * 1e3:8.2f} ms ({cupy_s / ours_s:6.2f}x) | "
               f"max |diff| vs SciPy {diff:.2e}", flush=True)
 EOF
+echo "== GPU transforms and OT (benchmarks/run.py; SciPy / NumPy references on the CPU)"
+timeout 240 "$PYTHON" benchmarks/run.py --suite transforms,ot --device cuda --no-write
+
 echo "== done"
