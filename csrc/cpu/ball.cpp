@@ -1,6 +1,7 @@
 // CPU launcher of morphaug::ball_morphology: one slice per task, its passes in
 // two per-thread buffers of int16 (core/ball.h), rows of voxels at a time so
-// that the loops vectorise.
+// that the loops vectorise: sweeps on the first axis (and on the strided axes
+// for taxicab and chessboard), windows of 2r + 1 values elsewhere.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -23,8 +24,8 @@ constexpr int64_t kSweepLanes = 16;
 // neighbouring lines at once (element i of lane l at i * lanes + l). Seeds
 // are the voxels equal to `seed_value`, and the outside when `outside_seeds`.
 template <int Metric>
-MORPHAUG_CPU_CLONES void first_axis(const uint8_t* mask, uint8_t seed_value, bool outside_seeds, Value* v, int64_t n,
-                int64_t lanes, int32_t r) {
+MORPHAUG_CPU_CLONES void first_axis(const uint8_t* mask, uint8_t seed_value, bool outside_seeds,
+                                    Value* v, int64_t n, int64_t lanes, int32_t r) {
   const Value far = static_cast<Value>(r + 1);
   const Value edge = outside_seeds ? Value(1) : far;  // steps from the outside, capped
   for (int64_t l = 0; l < lanes; ++l) v[l] = mask[l] == seed_value ? Value(0) : edge;
@@ -92,8 +93,8 @@ MORPHAUG_CPU_CLONES void sweep_axis(const Value* in, Value* out, int64_t outer, 
 // away), for `outer` blocks of n rows of `lanes` values; with `outside_seeds`
 // the nearest outside voxel counts as a seed too.
 template <int Metric>
-MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer, int64_t n, int64_t lanes, int32_t r,
-                  bool outside_seeds) {
+MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer, int64_t n,
+                                      int64_t lanes, int32_t r, bool outside_seeds) {
   const int64_t block = n * lanes;
   const int64_t reach = r < n - 1 ? r : n - 1;
   for (int64_t o = 0; o < outer; ++o) {
@@ -122,8 +123,8 @@ MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer
 
 // Dilation (erode = false) or erosion of one slice by the ball of radius r >= 1.
 template <int Metric>
-MORPHAUG_CPU_CLONES void morph_slice(const uint8_t* mask, bool* out, const std::vector<int64_t>& size, int32_t r,
-                 bool erode, Value* a, Value* b) {
+MORPHAUG_CPU_CLONES void morph_slice(const uint8_t* mask, bool* out, const std::vector<int64_t>& size,
+                                     int32_t r, bool erode, Value* a, Value* b) {
   const int rank = static_cast<int>(size.size());
   int64_t numel = 1;
   for (int64_t s : size) numel *= s;
