@@ -110,6 +110,24 @@ inline EdtSetup edt_setup(const at::Tensor& mask, std::optional<at::ArrayRef<dou
   return setup;
 }
 
+// --- ball_morphology ---------------------------------------------------------
+
+// Shapes, dtypes and devices of ball_morphology's per-slice arguments.
+inline void check_ball_arguments(const at::Tensor& mask, const at::Tensor& radius,
+                                 const at::Tensor& metric, const at::Tensor& erode) {
+  check_mask(mask, "ball_morphology");
+  for (const at::Tensor* t : {&radius, &metric, &erode}) {
+    const at::ScalarType expected = t == &erode ? at::kBool : at::kLong;
+    TORCH_CHECK(t->scalar_type() == expected && t->dim() == 2 && t->size(0) == mask.size(0) &&
+                    t->size(1) == mask.size(1),
+                "morphaug::ball_morphology: radius and metric (int64) and erode (bool) must have "
+                "shape (", mask.size(0), ", ", mask.size(1), "), got ", t->scalar_type(), " ",
+                t->sizes());
+    TORCH_CHECK(t->device() == mask.device(), "morphaug::ball_morphology: radius, metric and erode "
+                "must be on ", mask.device(), ", got ", t->device());
+  }
+}
+
 // --- cdt -------------------------------------------------------------------
 
 struct CdtSetup {

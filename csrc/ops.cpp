@@ -45,7 +45,8 @@ TORCH_LIBRARY(morphaug, m) {
   m.def("fill_holes(Tensor input, Tensor weights, int[] offsets) -> Tensor");
   // Binary dilation (erode false) or erosion (border_value = 0) of each slice
   // of a bool (B, C, *spatial) tensor by the ball of its own radius (B, C)
-  // int64 in 0 .. 127 and metric (B, C) int64: 0 euclidean (x^2 + ... <= r^2),
+  // int64 (CPU: 0 .. 127, checked; CUDA: not read on the host, clamped to
+  // 0 .. 2^15 - 1) and metric (B, C) int64: 0 euclidean (x^2 + ... <= r^2),
   // 1 taxicab, 2 chessboard; erode (B, C) bool.
   m.def("ball_morphology(Tensor mask, Tensor radius, Tensor metric, Tensor erode) -> Tensor");
 }

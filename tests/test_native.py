@@ -423,6 +423,20 @@ def test_balls_run_on_the_ball_kernel(device, monkeypatch, element, name):
     assert not calls  # border_value=1 and masks stay on torch
 
 
+@pytest.mark.cuda
+def test_ball_morphology_cuda_takes_any_radius():
+    """int32 values on CUDA: radii past the CPU bound, without a host read."""
+    dev = on("cuda", "ball_morphology")
+    x = torch.zeros(1, 2, 401, 3, dtype=torch.bool)
+    x[0, :, 200, 1] = True
+    radius = torch.tensor([[150, 300]])
+    got = _native.ball_morphology(x.to(dev), radius.to(dev), torch.tensor([[0, 1]], device=dev),
+                                  torch.tensor([[False, False]], device=dev)).cpu()
+    for c, r in enumerate((150, 300)):
+        expected = ndi.binary_dilation(x[0, c].numpy(), ball_footprint(c, r, 2))
+        np.testing.assert_array_equal(got[0, c].numpy(), expected)
+
+
 def test_ball_morphology_largest_radius():
     x = torch.zeros(1, 2, 300, 1, dtype=torch.bool)
     x[0, :, 150] = True

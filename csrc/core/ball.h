@@ -58,4 +58,94 @@ MORPHAUG_HD S ball_min(S a, S b) {
   return a < b ? a : b;
 }
 
+// The first axis on `lanes` lines of n values (value i of lane l at
+// i * stride + l; CPU: the lanes of a row side by side, CUDA: one lane a
+// thread): steps to the nearest seed, capped at r + 1, then in the metric's
+// units. Seeds are the mask values equal to `seed_value`, and the outside
+// when `outside_seeds`. `mask` and `v` share the layout. Branch-free lane
+// loops, so that they vectorise.
+template <int Metric, typename S>
+MORPHAUG_HD void ball_first_axis(const uint8_t* mask, uint8_t seed_value, bool outside_seeds, S* v,
+                                 int64_t n, int64_t lanes, int64_t stride, int32_t r) {
+  const S far = static_cast<S>(r + 1);
+  const S edge = outside_seeds ? S(1) : far;  // steps from the outside, capped
+  for (int64_t l = 0; l < lanes; ++l) v[l] = mask[l] == seed_value ? S(0) : edge;
+  for (int64_t i = 1; i < n; ++i) {
+    const uint8_t* __restrict__ m = mask + i * stride;
+    const S* __restrict__ before = v + (i - 1) * stride;
+    S* __restrict__ row = v + i * stride;
+    for (int64_t l = 0; l < lanes; ++l) {
+      const S away = m[l] != seed_value;
+      row[l] = static_cast<S>(away * ball_min<S>(static_cast<S>(before[l] + 1), far));
+    }
+  }
+  S* last = v + (n - 1) * stride;
+  for (int64_t l = 0; l < lanes; ++l) last[l] = ball_min<S>(last[l], edge);
+  for (int64_t i = n - 2; i >= 0; --i) {
+    const S* __restrict__ after = v + (i + 1) * stride;
+    S* __restrict__ row = v + i * stride;
+    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<S>(row[l], static_cast<S>(after[l] + 1));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    S* __restrict__ row = v + i * stride;
+    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_from_steps<Metric, S>(row[l], r);
+  }
+}
+
+// Taxicab and chessboard on a further axis, `lanes` lines laid out as in
+// ball_first_axis, O(1) per value whatever r: a forward and a backward +1
+// sweep. Taxicab: min over t of v + |t| exactly. Chessboard: only whether the
+// result is <= r matters later, so every value becomes 0 (a seed within r
+// along the axis) or r + 1, and the sweeps count steps to the nearest 0.
+template <int Metric, typename S>
+MORPHAUG_HD void ball_sweep(const S* in, S* out, int64_t n, int64_t lanes, int64_t stride, int32_t r,
+                            bool outside_seeds) {
+  const S far = static_cast<S>(r + 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const S* __restrict__ src = in + i * stride;
+    S* __restrict__ dst = out + i * stride;
+    const bool edge = outside_seeds && (i == 0 || i == n - 1);
+    for (int64_t l = 0; l < lanes; ++l) {
+      S value = Metric == kBallChessboard ? static_cast<S>((src[l] > r) * far) : src[l];
+      dst[l] = edge ? ball_min<S>(value, S(1)) : value;
+    }
+  }
+  for (int64_t i = 1; i < n; ++i) {
+    const S* __restrict__ before = out + (i - 1) * stride;
+    S* __restrict__ row = out + i * stride;
+    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<S>(row[l], static_cast<S>(before[l] + 1));
+  }
+  for (int64_t i = n - 2; i >= 0; --i) {
+    const S* __restrict__ after = out + (i + 1) * stride;
+    S* __restrict__ row = out + i * stride;
+    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<S>(row[l], static_cast<S>(after[l] + 1));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    S* __restrict__ row = out + i * stride;
+    for (int64_t l = 0; l < lanes; ++l) {
+      row[l] = Metric == kBallChessboard ? static_cast<S>((row[l] > r) * far) : ball_min<S>(row[l], far);
+    }
+  }
+}
+
+// A further axis, one value: min over |t| <= r of combine(v(i + t), |t|) for
+// element i of a line of n values `stride` apart (and the nearest outside
+// voxel as a seed when `outside_seeds`).
+template <int Metric, typename S>
+MORPHAUG_HD S ball_window(const S* line, int64_t i, int64_t n, int64_t stride, int32_t r,
+                          bool outside_seeds) {
+  S best = line[i * stride];
+  const int64_t farthest = i > n - 1 - i ? i : n - 1 - i;  // no value lies farther along the line
+  const int32_t reach = r < farthest ? r : static_cast<int32_t>(farthest);
+  for (int32_t t = 1; t <= reach; ++t) {
+    if (i + t < n) best = ball_min<S>(best, ball_combine<Metric, S>(line[(i + t) * stride], t));
+    if (i - t >= 0) best = ball_min<S>(best, ball_combine<Metric, S>(line[(i - t) * stride], t));
+  }
+  const int64_t edge = i + 1 < n - i ? i + 1 : n - i;  // steps to the outside
+  if (outside_seeds && edge <= r) {
+    best = ball_min<S>(best, ball_combine<Metric, S>(S(0), static_cast<int32_t>(edge)));
+  }
+  return best;
+}
+
 }  // namespace morphaug

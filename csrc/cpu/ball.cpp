@@ -20,72 +20,20 @@ using Value = int16_t;
 // Lines a sweep needs side by side to beat 2r + 1 vectorised taps.
 constexpr int64_t kSweepLanes = 16;
 
-// First axis: steps to the nearest seed, capped at r + 1, for `lanes`
-// neighbouring lines at once (element i of lane l at i * lanes + l). Seeds
-// are the voxels equal to `seed_value`, and the outside when `outside_seeds`.
+// The first axis with every lane of a row side by side (core/ball.h).
 template <int Metric>
 MORPHAUG_CPU_CLONES void first_axis(const uint8_t* mask, uint8_t seed_value, bool outside_seeds,
                                     Value* v, int64_t n, int64_t lanes, int32_t r) {
-  const Value far = static_cast<Value>(r + 1);
-  const Value edge = outside_seeds ? Value(1) : far;  // steps from the outside, capped
-  for (int64_t l = 0; l < lanes; ++l) v[l] = mask[l] == seed_value ? Value(0) : edge;
-  for (int64_t i = 1; i < n; ++i) {
-    const uint8_t* __restrict__ m = mask + i * lanes;
-    const Value* __restrict__ before = v + (i - 1) * lanes;
-    Value* __restrict__ row = v + i * lanes;
-    for (int64_t l = 0; l < lanes; ++l) {  // branch-free, so that it vectorises
-      const Value away = m[l] != seed_value;
-      row[l] = static_cast<Value>(away * ball_min<Value>(static_cast<Value>(before[l] + 1), far));
-    }
-  }
-  Value* last = v + (n - 1) * lanes;
-  for (int64_t l = 0; l < lanes; ++l) last[l] = ball_min<Value>(last[l], edge);
-  for (int64_t i = n - 2; i >= 0; --i) {
-    const Value* __restrict__ after = v + (i + 1) * lanes;
-    Value* __restrict__ row = v + i * lanes;
-    for (int64_t l = 0; l < lanes; ++l) {
-      row[l] = ball_min<Value>(row[l], static_cast<Value>(after[l] + 1));
-    }
-  }
-  for (int64_t p = 0; p < n * lanes; ++p) v[p] = ball_from_steps<Metric, Value>(v[p], r);
+  ball_first_axis<Metric, Value>(mask, seed_value, outside_seeds, v, n, lanes, lanes, r);
 }
 
-// Taxicab and chessboard on a strided axis: O(1) per value whatever r, by a
-// forward and a backward +1 sweep across `lanes` lines at once. Taxicab:
-// min over t of v + |t| exactly. Chessboard: only whether the result is <= r
-// matters later, so every value becomes 0 (a seed within r along the axis)
-// or r + 1, and the sweeps count steps to the nearest 0.
+// Taxicab / chessboard sweeps on a strided axis, `outer` blocks of n rows of `lanes`.
 template <int Metric>
 MORPHAUG_CPU_CLONES void sweep_axis(const Value* in, Value* out, int64_t outer, int64_t n,
                                     int64_t lanes, int32_t r, bool outside_seeds) {
-  const int64_t block = n * lanes;
-  const Value far = static_cast<Value>(r + 1);
   for (int64_t o = 0; o < outer; ++o) {
-    const Value* __restrict__ src = in + o * block;
-    Value* __restrict__ dst = out + o * block;
-    for (int64_t p = 0; p < block; ++p) {
-      dst[p] = Metric == kBallChessboard ? static_cast<Value>((src[p] > r) * far) : src[p];
-    }
-    if (outside_seeds) {
-      for (int64_t l = 0; l < lanes; ++l) dst[l] = ball_min<Value>(dst[l], Value(1));
-      Value* last = dst + (n - 1) * lanes;
-      for (int64_t l = 0; l < lanes; ++l) last[l] = ball_min<Value>(last[l], Value(1));
-    }
-    for (int64_t i = 1; i < n; ++i) {
-      const Value* __restrict__ before = dst + (i - 1) * lanes;
-      Value* __restrict__ row = dst + i * lanes;
-      for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<Value>(row[l], static_cast<Value>(before[l] + 1));
-    }
-    for (int64_t i = n - 2; i >= 0; --i) {
-      const Value* __restrict__ after = dst + (i + 1) * lanes;
-      Value* __restrict__ row = dst + i * lanes;
-      for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<Value>(row[l], static_cast<Value>(after[l] + 1));
-    }
-    if (Metric == kBallChessboard) {
-      for (int64_t p = 0; p < block; ++p) dst[p] = static_cast<Value>((dst[p] > r) * far);
-    } else {
-      for (int64_t p = 0; p < block; ++p) dst[p] = ball_min<Value>(dst[p], far);
-    }
+    ball_sweep<Metric, Value>(in + o * n * lanes, out + o * n * lanes, n, lanes, lanes, r,
+                              outside_seeds);
   }
 }
 
@@ -145,18 +93,8 @@ MORPHAUG_CPU_CLONES void morph_slice(const uint8_t* mask, bool* out, const std::
 
 at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
                                const at::Tensor& metric, const at::Tensor& erode) {
-  check_mask(mask, "ball_morphology");
+  check_ball_arguments(mask, radius, metric, erode);
   const int64_t slices = mask.size(0) * mask.size(1);
-  for (const at::Tensor* t : {&radius, &metric, &erode}) {
-    const at::ScalarType expected = t == &erode ? at::kBool : at::kLong;
-    TORCH_CHECK(t->scalar_type() == expected && t->dim() == 2 && t->size(0) == mask.size(0) &&
-                    t->size(1) == mask.size(1),
-                "morphaug::ball_morphology: radius and metric (int64) and erode (bool) must have "
-                "shape (", mask.size(0), ", ", mask.size(1), "), got ", t->scalar_type(), " ",
-                t->sizes());
-    TORCH_CHECK(t->device() == mask.device(), "morphaug::ball_morphology: radius, metric and erode "
-                "must be on ", mask.device(), ", got ", t->device());
-  }
   const at::Tensor radii = radius.contiguous(), metrics = metric.contiguous(),
                    erodes = erode.contiguous();
   const int64_t* r = radii.data_ptr<int64_t>();

@@ -264,7 +264,7 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
             ball = None  # an iterated Euclidean ball is no Euclidean ball
         else:
             radius *= iterations  # iterated L1 / L-infinity balls add their radii
-        if (ball is not None and radius <= _native.BALL_MAX_RADIUS
+        if (ball is not None and (radius <= _native.BALL_MAX_RADIUS or x.device.type != "cpu")
                 and select("binary_dilation" if invert else "binary_erosion", x) == "native"):
             return _ball_native(x, metric, radius, erode=not invert)
     return _binary_erosion_torch(x, element, iterations, mask, border, invert)

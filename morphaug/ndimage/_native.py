@@ -28,7 +28,7 @@ __all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "grey_struc
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
 
-#: Metrics of :func:`ball_morphology` -> kernel codes, and its largest radius.
+#: Metrics of :func:`ball_morphology` -> kernel codes, and its largest radius on CPU.
 BALL_METRIC_CODES = {"euclidean": 0, "taxicab": 1, "chessboard": 2}
 BALL_MAX_RADIUS = 127
 
@@ -276,7 +276,9 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
 
     Args:
         mask: bool tensor ``(B, C, *S)``.
-        radius: int64 ``(B, C)``, each in ``0 .. BALL_MAX_RADIUS`` (0: unchanged).
+        radius: int64 ``(B, C)`` (0: unchanged); on CPU each in
+            ``0 .. BALL_MAX_RADIUS`` (int16 values, checked), on CUDA any
+            (int32 values, never read on the host).
         metric: int64 ``(B, C)`` codes of :data:`BALL_METRIC_CODES`:
             euclidean (the ball ``x^2 + ... <= r^2``), taxicab
             (``|x| + ... <= r``) or chessboard (the cube of side ``2r + 1``).
