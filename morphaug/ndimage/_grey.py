@@ -294,19 +294,27 @@ def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> tor
     return _native.grey_box(input, size, origin, mode, cval, dilation=not minimum)
 
 
-def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    """A shared host footprint on the native row-segment kernel (``_native.grey_footprint``).
-
-    Like :func:`_min_or_max_native`, the kernel takes SciPy's user-facing
-    element and origin: ``filt`` holds the reflected ones for dilation.
-    """
+def _kernel_arguments(input: torch.Tensor, filt: _Filter, minimum: bool):
+    """``(filt, shape, origin, mode, cval)`` for the footprint kernels: SciPy's
+    user-facing element (``filt`` holds the reflected one for dilation), its
+    extent, origin and mode on every spatial axis (1, 0, any where it is not
+    filtered)."""
     if not minimum:
         filt = _reflected(filt)
     rank = input.ndim - 2
     shape, origin, mode = [1] * rank, [0] * rank, ["nearest"] * rank
     for axis, width, o, m in zip(filt.axes, filt.shape, filt.origins, filt.modes):
         shape[axis], origin[axis], mode[axis] = width, o, m
-    cval = 0 if filt.cval is None else filt.cval
+    return filt, shape, origin, mode, 0 if filt.cval is None else filt.cval
+
+
+def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+    """A shared host footprint on the native row-segment kernel (``_native.grey_footprint``).
+
+    Like :func:`_min_or_max_native`, the kernel takes SciPy's user-facing
+    element and origin: ``filt`` holds the reflected ones for dilation.
+    """
+    filt, shape, origin, mode, cval = _kernel_arguments(input, filt, minimum)
     return _native.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
                                   dilation=not minimum)
 
@@ -318,15 +326,9 @@ def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torc
     reading it is no host sync. As for :func:`_footprint_native`, the kernel
     takes SciPy's user-facing element and origin.
     """
-    if not minimum:
-        filt = _reflected(filt)
-    rank = input.ndim - 2
-    shape, origin, mode = [1] * rank, [0] * rank, ["nearest"] * rank
-    for axis, width, o, m in zip(filt.axes, filt.shape, filt.origins, filt.modes):
-        shape[axis], origin[axis], mode[axis] = width, o, m
+    filt, shape, origin, mode, cval = _kernel_arguments(input, filt, minimum)
     structure = filt.structure.numpy(force=True).reshape(shape)
     footprint = None if filt.host is None else filt.host.reshape(shape)
-    cval = 0 if filt.cval is None else filt.cval
     return _native.grey_structure(input, structure, footprint, origin, mode, cval,
                                   dilation=not minimum)
 
