@@ -58,6 +58,19 @@ MORPHAUG_HD S ball_min(S a, S b) {
   return a < b ? a : b;
 }
 
+// One +1 sweep over `lanes` lines of n values laid out as in ball_first_axis:
+// value i becomes min(value i, its neighbour before it + 1), from the start
+// (or, `backward`, from the end).
+template <typename S>
+MORPHAUG_HD void ball_unit_sweep(S* v, int64_t n, int64_t lanes, int64_t stride, bool backward) {
+  for (int64_t k = 1; k < n; ++k) {
+    const int64_t i = backward ? n - 1 - k : k;
+    const S* __restrict__ near = v + (backward ? i + 1 : i - 1) * stride;
+    S* __restrict__ row = v + i * stride;
+    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<S>(row[l], static_cast<S>(near[l] + 1));
+  }
+}
+
 // The first axis on `lanes` lines of n values (value i of lane l at
 // i * stride + l; CPU: the lanes of a row side by side, CUDA: one lane a
 // thread): steps to the nearest seed, capped at r + 1, then in the metric's
@@ -81,11 +94,7 @@ MORPHAUG_HD void ball_first_axis(const uint8_t* mask, uint8_t seed_value, bool o
   }
   S* last = v + (n - 1) * stride;
   for (int64_t l = 0; l < lanes; ++l) last[l] = ball_min<S>(last[l], edge);
-  for (int64_t i = n - 2; i >= 0; --i) {
-    const S* __restrict__ after = v + (i + 1) * stride;
-    S* __restrict__ row = v + i * stride;
-    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<S>(row[l], static_cast<S>(after[l] + 1));
-  }
+  ball_unit_sweep<S>(v, n, lanes, stride, true);
   for (int64_t i = 0; i < n; ++i) {
     S* __restrict__ row = v + i * stride;
     for (int64_t l = 0; l < lanes; ++l) row[l] = ball_from_steps<Metric, S>(row[l], r);
@@ -110,16 +119,8 @@ MORPHAUG_HD void ball_sweep(const S* in, S* out, int64_t n, int64_t lanes, int64
       dst[l] = edge ? ball_min<S>(value, S(1)) : value;
     }
   }
-  for (int64_t i = 1; i < n; ++i) {
-    const S* __restrict__ before = out + (i - 1) * stride;
-    S* __restrict__ row = out + i * stride;
-    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<S>(row[l], static_cast<S>(before[l] + 1));
-  }
-  for (int64_t i = n - 2; i >= 0; --i) {
-    const S* __restrict__ after = out + (i + 1) * stride;
-    S* __restrict__ row = out + i * stride;
-    for (int64_t l = 0; l < lanes; ++l) row[l] = ball_min<S>(row[l], static_cast<S>(after[l] + 1));
-  }
+  ball_unit_sweep<S>(out, n, lanes, stride, false);
+  ball_unit_sweep<S>(out, n, lanes, stride, true);
   for (int64_t i = 0; i < n; ++i) {
     S* __restrict__ row = out + i * stride;
     for (int64_t l = 0; l < lanes; ++l) {
