@@ -200,19 +200,20 @@ def recombine(index: torch.Tensor, masks: torch.Tensor, new_masks: torch.Tensor,
 
 
 def _fill(x: torch.Tensor, where: torch.Tensor, value: int) -> torch.Tensor:
-    """``x.masked_fill(where, value)``; for uint8 as wrapping byte arithmetic,
-    several times faster on CPU than masked_fill or where."""
+    """``x.masked_fill(where, value)`` (uint8 through :func:`blend`)."""
     if x.dtype != torch.uint8:
         return x.masked_fill(where, value)
-    return x + where.view(torch.uint8) * (value - x)  # value - x wraps mod 256: exact
+    return blend(where, value, x)
 
 
-def blend(where: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+def blend(where: torch.Tensor, new, old: torch.Tensor) -> torch.Tensor:
     """``torch.where(where, new, old)`` for a bool ``where`` broadcastable to
-    ``new`` and ``old`` of one dtype, bit-exact (byte arithmetic for uint8, as in ``_fill``)."""
-    if new.dtype != torch.uint8:
+    ``old``, and ``new`` a tensor of ``old``'s dtype (or a Python int for
+    uint8), bit-exact. uint8 goes through wrapping byte arithmetic, several
+    times faster on CPU than masked_fill or where."""
+    if old.dtype != torch.uint8:
         return torch.where(where, new, old)
-    return old + where.view(torch.uint8) * (new - old)
+    return old + where.view(torch.uint8) * (new - old)  # new - old wraps mod 256: exact
 
 
 class LabelTransform(BatchTransform):
