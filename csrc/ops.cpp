@@ -49,6 +49,12 @@ TORCH_LIBRARY(morphaug, m) {
   // 0 .. 2^15 - 1) and metric (B, C) int64: 0 euclidean (x^2 + ... <= r^2),
   // 1 taxicab, 2 chessboard; erode (B, C) bool.
   m.def("ball_morphology(Tensor mask, Tensor radius, Tensor metric, Tensor erode) -> Tensor");
+  // Signed Euclidean distance (unit sampling, float32) of each slice of a bool
+  // (B, C, *spatial) mask to its boundary voxels (mask voxels with a face
+  // neighbour outside the mask): -distance strictly inside the mask, +0 on the
+  // boundary, +distance outside; a slice without boundary (empty or full)
+  // is +D or -D, D = sqrt(sum n_k^2).
+  m.def("signed_edt(Tensor mask) -> Tensor");
 }
 
 extern "C" PyObject* PyInit__C(void) {

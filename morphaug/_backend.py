@@ -54,6 +54,9 @@ NATIVE_OPS = {
     # the transforms' label morphology by per-sample balls of radius <= 127
     # (morphaug.transforms RandLabelMorphology, LabelBoundary, ...)
     "label_morphology": ("ball_morphology", None, 16),
+    # the transforms' signed distance maps (DistanceMap(signed=True),
+    # RandBoundaryJitter): Euclidean, unit sampling
+    "signed_distance": ("signed_edt", None, 16),
 }
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}

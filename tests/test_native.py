@@ -448,6 +448,99 @@ def test_ball_morphology_largest_radius():
     assert not got[0, 1].any()
 
 
+# --- signed_edt ----------------------------------------------------------------
+
+def scipy_signed_edt(mask: np.ndarray) -> np.ndarray:
+    """The signed distance convention of signed_edt, with scipy.ndimage, one slice."""
+    cross = ndi.generate_binary_structure(mask.ndim, 1)
+    boundary = mask & ~ndi.binary_erosion(mask, cross, border_value=1)
+    if not boundary.any():
+        diagonal = np.float32(np.sqrt(sum(float(n) ** 2 for n in mask.shape)))
+        return np.full(mask.shape, -diagonal if mask.all() else diagonal, dtype=np.float32)
+    distance = ndi.distance_transform_edt(~boundary).astype(np.float32)
+    return np.where(mask & ~boundary, -distance, distance)
+
+
+@st.composite
+def blobs(draw):
+    """Bool (B, C, *spatial) masks of a few random balls: rows long enough for
+    the kernel's vector packs, and now and then empty or full slices."""
+    rank = draw(st.integers(1, 3))
+    sides = {1: (1, 300), 2: (1, 110), 3: (1, 60)}[rank]
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), *(draw(st.integers(*sides)) for _ in range(rank)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    grid = np.indices(shape[2:])
+    x = np.zeros(shape, dtype=bool)
+    for index in np.ndindex(shape[:2]):
+        kind = rng.integers(0, 6)
+        if kind == 0:
+            x[index] = rng.random() < 0.5  # empty or full
+            continue
+        for _ in range(rng.integers(1, 4)):
+            centre = rng.uniform(0, shape[2:]).reshape((-1,) + (1,) * rank)
+            radius = rng.uniform(0.5, max(1.0, max(shape[2:]) / 3))
+            x[index] |= ((grid - centre) ** 2).sum(0) <= radius ** 2
+        if kind == 1:
+            x[index] = ~x[index]
+    return x
+
+
+@SETTINGS
+@given(x=blobs())
+def test_signed_edt_matches_scipy(monkeypatch, x):
+    from morphaug.transforms._distances import signed_distance
+
+    mask = torch.from_numpy(x)
+    got = _native.signed_edt(mask)
+    assert got.dtype == torch.float32 and torch.equal(mask, torch.from_numpy(x))
+    for b, c in np.ndindex(x.shape[:2]):
+        expected = scipy_signed_edt(x[b, c])
+        np.testing.assert_array_equal(got[b, c].numpy(), expected, err_msg=f"({b}, {c})")
+        assert not (got[b, c] == 0).logical_and(got[b, c].signbit()).any()  # +0 on the boundary
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")  # its EDT rounds within 1e-6
+    torch.testing.assert_close(signed_distance(mask, "euclidean"), got, rtol=1e-6, atol=0)
+
+
+def test_signed_edt_wide_values():
+    """Shapes whose squared distances need 32 bits (uint32 lanes), and the size check."""
+    rng = np.random.default_rng(3)
+    x = np.zeros((1, 2, 260, 70), dtype=bool)
+    x[0, 0, 3:9, 60:64] = True
+    x[0, 1] = rng.random((260, 70)) < 0.999
+    got = _native.signed_edt(torch.from_numpy(x))
+    for c in range(2):
+        np.testing.assert_array_equal(got[0, c].numpy(), scipy_signed_edt(x[0, c]))
+    assert _native.signed_edt_fits((96, 96, 96)) and _native.signed_edt_fits((200, 200, 200))
+    assert not _native.signed_edt_fits((40000, 40000, 40000))
+    with pytest.raises(RuntimeError, match="too large"):
+        _native.signed_edt(torch.zeros(1, 1, 1, 1, 1, dtype=torch.bool).expand(1, 1, 40000, 40000, 40000))
+
+
+def test_signed_distance_maps_run_on_the_kernel(monkeypatch):
+    """DistanceMap(signed=True): Euclidean with unit sampling natively, as SciPy; else the EDT path."""
+    from morphaug.transforms import DistanceMap
+
+    calls = []
+    monkeypatch.setattr(_native, "signed_edt", lambda *args, real=_native.signed_edt: calls.append(1) or real(*args))
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    labels = torch.from_numpy(np.random.default_rng(4).integers(0, 3, (2, 1, 50, 9, 8)))
+    out = DistanceMap("label", signed=True, num_classes=3)(labels)
+    assert calls
+    for b, c in np.ndindex(2, 3):
+        np.testing.assert_array_equal(out[b, c].numpy(), scipy_signed_edt(labels[b, 0].numpy() == c))
+    calls.clear()
+    DistanceMap("label", signed=True, num_classes=3, sampling=(1.0, 2.0, 1.0))(labels)
+    DistanceMap("label", signed=True, num_classes=3, metric="taxicab")(labels)
+    assert not calls
+
+
+def test_signed_edt_bad_input():
+    with pytest.raises(RuntimeError, match="bool mask"):
+        _native.signed_edt(torch.zeros(1, 1, 4, 4))
+    with pytest.raises(RuntimeError, match="spatial axis"):
+        _native.signed_edt(torch.zeros(1, 1, dtype=torch.bool))
+
+
 # --- grey_footprint ----------------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -23,7 +23,7 @@ import torch
 from .._backend import built_for, load_native
 
 __all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
@@ -296,6 +296,31 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
     return _ops().ball_morphology(mask, radius, metric, erode)
 
 
+def signed_edt_fits(shape: Sequence[int]) -> bool:
+    """Whether :func:`signed_edt` takes spatial ``shape``: squared distances in 32 bits."""
+    reach = [(n - 1) ** 2 for n in shape]
+    top = 2 ** 32 - 1
+    return max(reach, default=0) < top and sum(reach) < top - max(reach, default=0)
+
+
+def signed_edt(mask: torch.Tensor) -> torch.Tensor:
+    """Signed Euclidean distance of each ``(b, c)`` slice to its boundary voxels.
+
+    Args:
+        mask: bool tensor ``(B, C, *S)``, any ``S >= 1`` spatial axes (at most
+            16) with :func:`signed_edt_fits`; unit sampling.
+
+    Returns:
+        float32 ``(B, C, *S)``: the distance to the nearest boundary voxel (a
+        mask voxel with a face neighbour outside the mask; the volume's border
+        is not one), negative strictly inside the mask, ``+0`` on the boundary,
+        positive outside; ``+D`` (empty slice) or ``-D`` (full slice) with
+        ``D = sqrt(sum(n_k ** 2))``. The float32 rounding of SciPy's values
+        (a boundary erosion and one EDT per slice), bit for bit.
+    """
+    return _ops().signed_edt(mask)
+
+
 def _register_fakes() -> None:
     def index_shape(mask, return_indices):
         return (mask.ndim - 2, *mask.shape) if return_indices else (0,)
@@ -329,6 +354,10 @@ def _register_fakes() -> None:
     @torch.library.register_fake("morphaug::fill_holes")
     def _fill_holes_fake(input, weights, offsets):
         return input.new_empty(input.shape)
+
+    @torch.library.register_fake("morphaug::signed_edt")
+    def _signed_edt_fake(mask):
+        return mask.new_empty(mask.shape, dtype=torch.float32)
 
     @torch.library.register_fake("morphaug::ball_morphology")
     def _ball_morphology_fake(mask, radius, metric, erode):

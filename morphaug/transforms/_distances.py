@@ -157,7 +157,7 @@ def no_distance(shape, metric: str, sampling=None) -> float:
 
 
 def signed_distance(masks: torch.Tensor, metric: str, sampling=None,
-                    boundary: torch.Tensor | None = None) -> torch.Tensor:
+                    index: torch.Tensor | None = None) -> torch.Tensor:
     """Signed distance map of each channel of bool ``masks (B, K, *spatial)``, float32.
 
     Convention: the distance to the nearest boundary voxel (a mask voxel with
@@ -165,11 +165,19 @@ def signed_distance(masks: torch.Tensor, metric: str, sampling=None,
     boundary voxels, positive outside, where it equals the distance to the
     nearest mask voxel. A channel without boundary voxels (empty, or full) is
     ``+D`` (empty) or ``-D`` (full), with ``D`` the volume's diagonal
-    (:func:`no_distance`): farther than any real distance. ``boundary``, when
-    given, is ``boundary_voxels(masks)`` computed by the caller.
+    (:func:`no_distance`): farther than any real distance. ``index``, when
+    given, is the index label map ``(B, 1, *spatial)`` the masks are classes
+    of (one class per voxel: boundaries are where labels change).
+
+    Native (Euclidean, unit sampling): one kernel call,
+    :func:`morphaug.ndimage._native.signed_edt`; otherwise a boundary erosion
+    and one EDT per channel (on the native EDT, the same values bit for bit).
     """
-    if boundary is None:
-        boundary = boundary_voxels(masks)
+    unit = sampling is None or all(s == 1.0 for s in sampling)
+    if (metric == "euclidean" and unit and masks.numel() and _native.signed_edt_fits(masks.shape[2:])
+            and _backend.select("signed_distance", masks) == "native"):
+        return _native.signed_edt(masks)
+    boundary = boundary_voxels(masks) if index is None else masks & label_boundary(index)
     distance = distance_to_background(~boundary, metric, sampling).to(torch.float32)
     distance.masked_fill_(~any_spatial(boundary), no_distance(masks.shape[2:], metric, sampling))
     # -1 inside, +1 elsewhere (+0 on the boundary, never -0), as bytes: cheaper than a where

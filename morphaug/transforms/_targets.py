@@ -13,7 +13,6 @@ from ._distances import (
     FOOTPRINTS,
     METRICS,
     distance_to_background,
-    label_boundary,
     no_distance,
     signed_distance,
     within_radius,
@@ -126,9 +125,7 @@ class DistanceMap(_LabelTarget):
         sampling = self._sampling(x.ndim - 2)
         diagonal = no_distance(x.shape[2:], self.metric, sampling)
         if self.signed:
-            # an index map has one class per voxel: its boundaries are where labels change
-            boundary = masks & label_boundary(x) if fmt == "index" else None
-            distance = signed_distance(masks, self.metric, sampling, boundary)
+            distance = signed_distance(masks, self.metric, sampling, x if fmt == "index" else None)
         else:
             distance = distance_to_background(~masks, self.metric, sampling).to(torch.float32)
             absent = ~any_spatial(masks)
