@@ -13,6 +13,7 @@
 #include "core/cdt.h"
 #include "core/common.h"
 #include "core/grey.h"
+#include "core/propagate.h"
 
 // CPU hot loops compiled twice, for AVX2 and for the baseline, the better one
 // picked at load time (GCC / Clang function multi-versioning on x86-64 Linux).
@@ -359,46 +360,170 @@ inline FootprintSetup grey_footprint_setup(const at::Tensor& input, at::IntArray
   return f;
 }
 
+// --- elements over a border-extended copy ----------------------------------
+
+// A shared element over border-extended slices (ExtendedShape in core/grey.h):
+// output voxel i reads extended voxel extended_position(i) + offsets[t] for
+// each true position t (C order of the placed element).
+struct ExtendedElement {
+  ElementAxes axes;
+  ExtendedShape shape;
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> positions;  // flat index in the placed element, per offset
+};
+
+inline ExtendedElement extended_element(const ElementAxes& axes, const std::vector<bool>& flags) {
+  ExtendedElement x;
+  x.axes = axes;
+  const int rank = static_cast<int>(axes.size.size());
+  x.shape.rank = rank;
+  std::vector<int64_t> stride(rank, 1);
+  for (int d = 0; d < rank; ++d) {
+    x.shape.size[d] = axes.size[d];
+    x.shape.extended[d] = axes.size[d] + axes.k[d] - 1;
+    x.shape.left[d] = axes.left[d];
+    x.shape.mode[d] = axes.mode[d];
+  }
+  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * x.shape.extended[d + 1];
+  for (int64_t e = 0; e < axes.count; ++e) {
+    if (!flags[e]) continue;
+    int64_t rest = e, offset = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += rest % axes.k[d] * stride[d];
+      rest /= axes.k[d];
+    }
+    x.offsets.push_back(offset);
+    x.positions.push_back(e);
+  }
+  return x;
+}
+
+// Elements in an extended slice: prod(extended).
+inline int64_t extended_numel(const ExtendedShape& s) {
+  int64_t numel = 1;
+  for (int d = 0; d < s.rank; ++d) numel *= s.extended[d];
+  return numel;
+}
+
+// grey_footprint as an extended element (the CUDA kernel).
+inline ExtendedElement grey_footprint_element(const at::Tensor& input, at::IntArrayRef shape,
+                                              at::IntArrayRef footprint, at::IntArrayRef origin,
+                                              at::IntArrayRef mode, bool dilation) {
+  const ElementAxes a = element_axes(input, shape, origin, mode, dilation, "grey_footprint");
+  return extended_element(a, element_flags(footprint, a.count, dilation, "grey_footprint"));
+}
+
 // --- grey_structure --------------------------------------------------------
 
-// A shared non-flat element over a border-extended copy of each slice (every
-// axis extended by k - 1 values, size + k - 1 positions): output voxel i of a
-// slice reads extended voxel i + offsets[t] for each true position t.
+// A shared non-flat element over border-extended slices, with the weight
+// added at each true position (core/grey.h).
 struct StructureSetup {
-  ElementAxes axes;
-  std::vector<int64_t> extended;  // extended size per axis
-  std::vector<int64_t> offsets;   // per true position (C order of the placed element)
-  std::vector<double> weights;    // per true position: added to the input value
+  ExtendedElement element;
+  std::vector<double> weights;  // per offset: added to the input value
 };
 
 inline StructureSetup grey_structure_setup(const at::Tensor& input, at::IntArrayRef shape,
                                            at::ArrayRef<double> structure, at::IntArrayRef footprint,
                                            at::IntArrayRef origin, at::IntArrayRef mode,
                                            bool dilation) {
+  const ElementAxes a = element_axes(input, shape, origin, mode, dilation, "grey_structure");
+  const int64_t count = a.count;
   StructureSetup s;
-  s.axes = element_axes(input, shape, origin, mode, dilation, "grey_structure");
-  const int64_t count = s.axes.count;
-  const std::vector<bool> flags = element_flags(footprint, count, dilation, "grey_structure");
+  s.element = extended_element(a, element_flags(footprint, count, dilation, "grey_structure"));
   TORCH_CHECK(static_cast<int64_t>(structure.size()) == count, "morphaug::grey_structure: ",
               "structure must hold the ", count, " values of the element shape in C order, got ",
               structure.size());
-  const int rank = static_cast<int>(s.axes.size.size());
-  std::vector<int64_t> stride(rank, 1);
-  for (int d = 0; d < rank; ++d) s.extended.push_back(s.axes.size[d] + s.axes.k[d] - 1);
-  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * s.extended[d + 1];
-  for (int64_t e = 0; e < count; ++e) {
-    if (!flags[e]) continue;
-    int64_t rest = e, offset = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-      offset += rest % s.axes.k[d] * stride[d];
-      rest /= s.axes.k[d];
-    }
+  for (const int64_t e : s.element.positions) {
     // Erosion subtracts the structure; dilation adds the reflected one.
     const double value = structure[dilation ? count - 1 - e : e];
-    s.offsets.push_back(offset);
     s.weights.push_back(dilation ? value : -value);
   }
   return s;
+}
+
+// The weights of every true position as added (structure_weight): the first
+// one is added in float64 instead (structure_first, s.weights[0]).
+template <typename T>
+std::vector<StructureAcc<T>> structure_weights(const StructureSetup& s) {
+  std::vector<StructureAcc<T>> weights;
+  for (const double w : s.weights) weights.push_back(structure_weight<T>(w));
+  return weights;
+}
+
+// --- propagate / fill_holes --------------------------------------------------
+
+struct PropagateSetup {
+  PaddedShape padded;  // each slice padded by the element's reach on each axis
+  int64_t slices, slice_numel, padded_numel, count;  // count: element offsets
+  std::vector<int32_t> offset;  // padded linear offset of each element offset
+};
+
+inline PropagateSetup propagate_setup(const at::Tensor& input, const std::optional<at::Tensor>& mask,
+                                      const at::Tensor& weights, at::IntArrayRef offsets) {
+  check_mask(input, "propagate");
+  PropagateSetup s;
+  const int rank = static_cast<int>(input.dim() - 2);
+  s.padded.rank = rank;
+  if (mask.has_value()) {
+    TORCH_CHECK(mask->scalar_type() == at::kBool && mask->sizes() == input.sizes(),
+                "morphaug::propagate: mask must be a bool tensor of the input's shape ",
+                input.sizes(), ", got ", mask->scalar_type(), " of shape ", mask->sizes());
+    TORCH_CHECK(mask->device() == input.device(), "morphaug::propagate: mask is on ",
+                mask->device(), ", input on ", input.device());
+  }
+  TORCH_CHECK(static_cast<int64_t>(offsets.size()) % rank == 0,
+              "morphaug::propagate: offsets must hold ", rank,
+              " values per element offset, got ", offsets.size(), " values");
+  s.count = static_cast<int64_t>(offsets.size()) / rank;
+  TORCH_CHECK(weights.scalar_type() == at::kBool && weights.dim() == 3 &&
+                  weights.size(0) == input.size(0) && weights.size(1) == input.size(1) &&
+                  weights.size(2) == s.count,
+              "morphaug::propagate: weights must be a bool (B, C, offsets) tensor of shape (",
+              input.size(0), ", ", input.size(1), ", ", s.count, "), got ", weights.scalar_type(),
+              " of shape ", weights.sizes());
+  TORCH_CHECK(weights.device() == input.device(), "morphaug::propagate: weights are on ",
+              weights.device(), ", input on ", input.device());
+  s.slices = input.size(0) * input.size(1);
+  int64_t* pad = s.padded.pad;
+  std::fill(pad, pad + rank, 0);
+  for (int64_t e = 0; e < s.count; ++e) {
+    for (int k = 0; k < rank; ++k) {
+      const int64_t d = offsets[e * rank + k];
+      TORCH_CHECK(d > -(int64_t{1} << 20) && d < (int64_t{1} << 20),
+                  "morphaug::propagate: element offset ", d, " is out of range");
+      pad[k] = std::max(pad[k], d < 0 ? -d : d);
+    }
+  }
+  s.slice_numel = 1;
+  s.padded_numel = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    s.padded.size[k] = input.size(k + 2);
+    s.padded.pstride[k] = s.padded_numel;
+    s.slice_numel *= s.padded.size[k];
+    s.padded_numel *= s.padded.size[k] + 2 * pad[k];
+  }
+  TORCH_CHECK(s.padded_numel < (int64_t{1} << 31), "morphaug::propagate: a padded slice of ",
+              s.padded_numel, " voxels does not fit int32 offsets");
+  s.offset.resize(s.count);
+  for (int64_t e = 0; e < s.count; ++e) {
+    int64_t o = 0;
+    for (int k = 0; k < rank; ++k) o += offsets[e * rank + k] * s.padded.pstride[k];
+    s.offset[e] = static_cast<int32_t>(o);
+  }
+  return s;
+}
+
+// --- CUDA launchers ----------------------------------------------------------
+
+// Host values as a tensor on `device`; for a GPU, copied from pinned memory
+// without blocking the host.
+template <typename V>
+at::Tensor to_device(const std::vector<V>& values, at::ScalarType type, at::Device device) {
+  const at::TensorOptions host = at::TensorOptions().dtype(type).pinned_memory(device.is_cuda());
+  at::Tensor staged = at::empty({static_cast<int64_t>(values.size())}, host);
+  TORCH_INTERNAL_ASSERT(staged.element_size() == static_cast<int64_t>(sizeof(V)));
+  std::copy(values.begin(), values.end(), static_cast<V*>(staged.data_ptr()));
+  return staged.to(device, /*non_blocking=*/true);
 }
 
 }  // namespace morphaug

@@ -39,8 +39,8 @@ NATIVE_OPS = {
     "distance_transform_edt": ("edt", None, 16),
     "distance_transform_cdt": ("cdt", None, 6),
     # boxes (size, all-true footprints); a shared footprint known on the host
-    # takes "grey_footprint", a shared non-flat structure "grey_structure" where
-    # they are built (CPU); other elements stay on torch
+    # takes "grey_footprint", a shared non-flat structure known on the host
+    # "grey_structure" (CPU and CUDA); other elements stay on torch
     "grey_erosion": ("grey_box", _REAL_DTYPES, 16),
     "grey_dilation": ("grey_box", _REAL_DTYPES, 16),
     # iterations < 1 with a centred, symmetric element known on the host (the

@@ -224,16 +224,55 @@ def test_propagation_kernel_against_torch_backend(device, monkeypatch):
         assert torch.equal(native, case())
 
 
-def test_fill_holes_native_matches_scipy_on_a_volume():
+@pytest.mark.parametrize("device", DEVICES)
+def test_fill_holes_native_matches_scipy_on_a_volume(device, monkeypatch):
     from morphaug.ndimage import binary_fill_holes
 
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
     rng = np.random.default_rng(1)
     grid = np.indices((40, 40, 40))
     x = np.abs(np.sqrt(((grid - 20) ** 2).sum(0)) - 12) < 2
     x = np.stack([x, x | (rng.random(x.shape) < 0.3)])[:, None]
-    got = binary_fill_holes(torch.from_numpy(x))
+    got = binary_fill_holes(torch.from_numpy(x).to(on(device, "fill_holes"))).cpu()
     for b in range(2):
         np.testing.assert_array_equal(got[b, 0].numpy(), ndi.binary_fill_holes(x[b, 0]))
+
+
+def spiral(side):
+    """A corridor of width 1 winding inwards in a square spiral (true on the corridor)."""
+    corridor = np.zeros((side, side), bool)
+    r, c, dr, dc = 1, 1, 0, 1
+    corridor[r, c] = True
+    for _ in range(side * side):
+        for _ in range(2):  # straight on, else a clockwise turn
+            nr, nc = r + 2 * dr, c + 2 * dc
+            if 0 < nr < side - 1 and 0 < nc < side - 1 and not corridor[nr, nc]:
+                corridor[r + dr, c + dc] = corridor[nr, nc] = True
+                r, c = nr, nc
+                break
+            dr, dc = dc, -dr
+        else:
+            return corridor
+    return corridor
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_propagation_along_a_spiral(device, monkeypatch):
+    """A long corridor that turns at every wall: many rounds of the CUDA sweeps."""
+    from morphaug.ndimage import binary_propagation
+
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    corridor = spiral(61)
+    seeds = np.zeros_like(corridor)
+    seeds[1, 1] = True
+    x = np.stack([seeds, seeds.T])[:, None]
+    mask = np.stack([corridor, corridor.T])[:, None]
+    dev = on(device, "propagate")
+    got = binary_propagation(torch.from_numpy(x).to(dev), mask=torch.from_numpy(mask).to(dev)).cpu()
+    for b in range(2):
+        expected = ndi.binary_propagation(x[b, 0], mask=mask[b, 0])
+        assert expected.sum() == corridor.sum()  # the whole corridor, through every turn
+        np.testing.assert_array_equal(got[b, 0].numpy(), expected, err_msg=f"sample {b}")
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -576,8 +615,9 @@ def test_grey_footprint_all_true_is_grey_box(dilation):
     assert torch.equal(got, _native.grey_box(x, size, origin, mode, 0.5, dilation))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(1, 2, 40, 150, 30), (2, 1, 70, 300), (1, 1, 5, 6, 7, 8)])
-def test_grey_footprint_larger_shapes_match_scipy(shape):
+def test_grey_footprint_larger_shapes_match_scipy(device, shape):
     """Several plane blocks and axis-1 tiles per slice, and a 4-D element."""
     rng = np.random.default_rng(sum(shape))
     rank = len(shape) - 2
@@ -585,23 +625,28 @@ def test_grey_footprint_larger_shapes_match_scipy(shape):
     footprint[(2,) * rank] = True
     values = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
     origin = [1] + [0] * (rank - 1)
+    dev = on(device, "grey_footprint")
     for dilation, reference in ((False, ndi.grey_erosion), (True, ndi.grey_dilation)):
-        got = _native.grey_footprint(values, footprint, origin, ["reflect"] * rank, 0.0, dilation)
+        got = _native.grey_footprint(values.to(dev), footprint, origin, ["reflect"] * rank, 0.0,
+                                     dilation).cpu()
         for b, c in np.ndindex(shape[:2]):
             np.testing.assert_array_equal(
                 got[b, c].numpy(), reference(values[b, c].numpy(), footprint=footprint, origin=origin))
 
 
-def test_grey_footprint_nan_in_a_window_gives_nan():
+@pytest.mark.parametrize("device", DEVICES)
+def test_grey_footprint_nan_in_a_window_gives_nan(device):
     x = torch.zeros(1, 1, 6, 9, dtype=torch.float64)
     x[0, 0, 2, 4] = float("nan")
     footprint = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], bool)
-    got = _native.grey_footprint(x, footprint, [0, 0], ["nearest"] * 2, 0.0, False)
+    got = _native.grey_footprint(x.to(on(device, "grey_footprint")), footprint, [0, 0], ["nearest"] * 2,
+                                 0.0, False).cpu()
     expected = torch.from_numpy(ndi.binary_dilation(np.isnan(x[0, 0].numpy()), footprint))
     assert torch.equal(got[0, 0].isnan(), expected)
 
 
-def test_grey_erosion_takes_the_footprint_kernel(monkeypatch):
+@pytest.mark.parametrize("device", DEVICES)
+def test_grey_erosion_takes_the_footprint_kernel(device, monkeypatch):
     """Shared host footprints run natively; per-sample ones and structures stay on torch."""
     from morphaug.ndimage import grey_dilation, grey_erosion
 
@@ -609,7 +654,7 @@ def test_grey_erosion_takes_the_footprint_kernel(monkeypatch):
     kernel = _native.grey_footprint
     monkeypatch.setattr(_native, "grey_footprint", lambda *args, **kw: calls.append(1) or kernel(*args, **kw))
     monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
-    x = torch.randn(2, 1, 8, 9)
+    x = torch.randn(2, 1, 8, 9).to(on(device, "grey_footprint"))
     footprint = torch.tensor([[0, 1, 1], [1, 1, 0]], dtype=torch.bool)
     native = [grey_erosion(x, footprint=footprint, origin=(0, -1), mode="wrap"),
               grey_dilation(x, footprint=footprint, origin=(-1, 1), mode="constant", cval=0.5)]
@@ -632,10 +677,11 @@ def structure_values(rng, shape):
     return values
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @SETTINGS
 @given(case=masks(), dtype=st.sampled_from(GREY_DTYPES + [torch.int8, torch.int32]),
        dilation=st.booleans(), with_footprint=st.booleans(), data=st.data())
-def test_grey_structure_matches_torch_backend_and_scipy(monkeypatch, case, dtype, dilation,
+def test_grey_structure_matches_torch_backend_and_scipy(device, monkeypatch, case, dtype, dilation,
                                                         with_footprint, data):
     from morphaug.ndimage import grey_dilation, grey_erosion
 
@@ -655,11 +701,12 @@ def test_grey_structure_matches_torch_backend_and_scipy(monkeypatch, case, dtype
     if not dtype.is_floating_point and dtype != torch.bool:
         values += 10  # x -/+ structure stays in every integer range (SciPy would wrap)
     cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
-    before = values.clone()
-    result = _native.grey_structure(values, structure, footprint, origin, [mode] * rank, cval, dilation)
-    assert torch.equal(values, before)
+    on_device = values.to(on(device, "grey_structure"))
+    result = _native.grey_structure(on_device, structure, footprint, origin, [mode] * rank, cval, dilation)
+    assert torch.equal(on_device.cpu(), values)
     assert result.dtype == dtype and result.shape == values.shape and result.is_contiguous()
-    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    result = result.cpu()
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")  # on the CPU: the reference arithmetic
     public = grey_dilation if dilation else grey_erosion
     expected = public(values, structure=structure, footprint=footprint, origin=origin, mode=mode,
                       cval=cval)
@@ -674,38 +721,43 @@ def test_grey_structure_matches_torch_backend_and_scipy(monkeypatch, case, dtype
         np.testing.assert_array_equal(got[b, c], expected, err_msg=f"({b}, {c})")
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(1, 2, 40, 50, 30), (2, 1, 70, 300), (1, 1, 5, 6, 7, 8)])
-def test_grey_structure_larger_shapes_match_scipy(shape):
+def test_grey_structure_larger_shapes_match_scipy(device, shape):
     rng = np.random.default_rng(sum(shape))
     rank = len(shape) - 2
     structure = structure_values(rng, (3,) * (rank - 1) + (7,))
     values = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
     origin = [1] + [0] * (rank - 1)
+    dev = on(device, "grey_structure")
     for dilation, reference in ((False, ndi.grey_erosion), (True, ndi.grey_dilation)):
-        got = _native.grey_structure(values, structure, None, origin, ["mirror"] * rank, 0.0, dilation)
+        got = _native.grey_structure(values.to(dev), structure, None, origin, ["mirror"] * rank, 0.0,
+                                     dilation).cpu()
         for b, c in np.ndindex(shape[:2]):
             np.testing.assert_array_equal(
                 got[b, c].numpy(),
                 reference(values[b, c].numpy(), structure=structure, origin=origin, mode="mirror"))
 
 
-def test_grey_structure_saturates_integers_and_gives_nan_for_nan(monkeypatch):
+@pytest.mark.parametrize("device", DEVICES)
+def test_grey_structure_saturates_integers_and_gives_nan_for_nan(device, monkeypatch):
     from morphaug.ndimage import grey_dilation, grey_erosion
 
-    x = torch.tensor([[[0, 100, 255]]], dtype=torch.uint8)
+    dev = on(device, "grey_structure")
+    x = torch.tensor([[[0, 100, 255]]], dtype=torch.uint8, device=dev)
     structure = np.array([-300.5, 0.0, 300.5])
     assert _native.grey_structure(x, structure, None, [0], ["nearest"], 0, False).tolist() == [[[0, 0, 0]]]
     assert _native.grey_structure(x, structure, None, [0], ["nearest"], 0, True).tolist() == [[[255] * 3]]
     wide = torch.arange(-60, 60, dtype=torch.int8).reshape(1, 1, -1)
-    eroded = _native.grey_structure(wide, structure / 3, None, [1], ["wrap"], 0, False)
-    dilated = _native.grey_structure(wide, structure / 3, None, [1], ["wrap"], 0, True)
+    eroded = _native.grey_structure(wide.to(dev), structure / 3, None, [1], ["wrap"], 0, False).cpu()
+    dilated = _native.grey_structure(wide.to(dev), structure / 3, None, [1], ["wrap"], 0, True).cpu()
     assert eroded.min() == -128 and dilated.max() == 127
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     assert torch.equal(eroded, grey_erosion(wide, structure=structure / 3, origin=1, mode="wrap"))
     assert torch.equal(dilated, grey_dilation(wide, structure=structure / 3, origin=1, mode="wrap"))
     y = torch.zeros(1, 1, 7, dtype=torch.float64)
     y[0, 0, 3] = float("nan")
-    got = _native.grey_structure(y, np.array([1.0, -2.0, 0.5]), None, [0], ["reflect"], 0.0, False)
+    got = _native.grey_structure(y.to(dev), np.array([1.0, -2.0, 0.5]), None, [0], ["reflect"], 0.0, False)
     assert got[0, 0].isnan().tolist() == [False, False, True, True, True, False, False]
 
 
@@ -727,15 +779,18 @@ def test_compound_ops_with_structure_run_natively(monkeypatch, name):
         np.testing.assert_array_equal(got[b, 0].numpy(), expected)
 
 
-def test_grey_erosion_takes_the_structure_kernel(monkeypatch):
-    """Shared structures (with a shared host footprint or none) run natively; per-sample ones stay on torch."""
+@pytest.mark.parametrize("device", DEVICES)
+def test_grey_erosion_takes_the_structure_kernel(device, monkeypatch):
+    """Shared host structures (with a shared host footprint or none) run natively; per-sample
+    ones, and on an accelerator ones given there (never read back), stay on torch."""
     from morphaug.ndimage import grey_dilation, grey_erosion
 
     calls = []
     kernel = _native.grey_structure
     monkeypatch.setattr(_native, "grey_structure", lambda *args, **kw: calls.append(1) or kernel(*args, **kw))
     monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
-    x = torch.randn(2, 1, 8, 9)
+    dev = on(device, "grey_structure")
+    x = torch.randn(2, 1, 8, 9).to(dev)
     footprint = torch.tensor([[0, 1, 1], [1, 1, 0]], dtype=torch.bool)
     structure = torch.tensor([[0.5, -1.0, 2.0], [0.0, 1.5, -0.25]], dtype=torch.float64)
     native = [grey_erosion(x, structure=structure, origin=(0, -1), mode="wrap"),
@@ -744,6 +799,8 @@ def test_grey_erosion_takes_the_structure_kernel(monkeypatch):
     assert len(calls) == 2
     grey_erosion(x, structure=structure.expand(2, 2, 3))
     grey_erosion(x, footprint=footprint.expand(2, 2, 3), structure=structure)
+    if dev.type != "cpu":
+        grey_erosion(x, structure=structure.to(dev))
     assert len(calls) == 2
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     assert torch.equal(native[0], grey_erosion(x, structure=structure, origin=(0, -1), mode="wrap"))

@@ -9,6 +9,10 @@
 // block up to i + k - 1), 3 comparisons per value whatever k.
 #pragma once
 
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "common.h"
 
 namespace morphaug {
@@ -107,6 +111,110 @@ MORPHAUG_HD void box_lines(const T* in, T* out, int64_t n, int64_t stride, int64
         for (int64_t l = 0; l < lanes; ++l) target[l] = pick<T, Max>(target[l], carry[l]);
       }
     }
+  }
+}
+
+// --- elements over a border-extended copy ----------------------------------
+//
+// grey_structure (CPU and CUDA) and grey_footprint (CUDA) first copy each
+// slice extended by its borders on every axis (extended[d] = size[d] + k[d]
+// - 1 positions, left[d] of them before the input); output voxel i then reads
+// extended voxel extended_position(i) + the offset of each true position.
+
+struct ExtendedShape {
+  int rank;
+  int64_t size[kMaxRank], extended[kMaxRank], left[kMaxRank];
+  int mode[kMaxRank];
+};
+
+// The input row (C order over every axis but the last) that extended row
+// `row` reads, or -1 (cval).
+MORPHAUG_HD int64_t extended_source_row(const ExtendedShape& s, int64_t row) {
+  int64_t source = 0, stride = 1;
+  for (int d = s.rank - 2; d >= 0; --d) {
+    const int64_t i = border_index(row % s.extended[d] - s.left[d], s.size[d], s.mode[d]);
+    if (i < 0) return -1;
+    source += i * stride;
+    row /= s.extended[d];
+    stride *= s.size[d];
+  }
+  return source;
+}
+
+// The input voxel that extended voxel `e` reads, or -1 (cval).
+MORPHAUG_HD int64_t extended_source(const ExtendedShape& s, int64_t e) {
+  const int last = s.rank - 1;
+  const int64_t n = s.extended[last];
+  const int64_t row = extended_source_row(s, e / n);
+  const int64_t i = border_index(e % n - s.left[last], s.size[last], s.mode[last]);
+  return row < 0 || i < 0 ? -1 : row * s.size[last] + i;
+}
+
+// The extended voxel at the position of output voxel `voxel` (C order).
+MORPHAUG_HD int64_t extended_position(const ExtendedShape& s, int64_t voxel) {
+  int64_t position = 0, stride = 1;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    position += voxel % s.size[d] * stride;
+    voxel /= s.size[d];
+    stride *= s.extended[d];
+  }
+  return position;
+}
+
+// --- non-flat elements -------------------------------------------------------
+//
+// The torch backend's arithmetic (_grey._candidate), which is SciPy's: the
+// first true position (C order) adds its weight in float64 and rounds once to
+// the accumulator; the others add the weight cast to the input dtype
+// (rounded) for floating inputs, or truncated toward zero for integer and
+// bool inputs, which accumulate in float64 and are truncated and saturated at
+// the end (_grey._from_float64).
+
+// Accumulator: the input dtype for floating inputs, float64 for the others.
+template <typename T>
+using StructureAcc = std::conditional_t<std::is_integral<T>::value, double, T>;
+
+// The weight of a true position after the first, as it is added.
+template <typename T>
+MORPHAUG_HD StructureAcc<T> structure_weight(double w) {
+  if constexpr (std::is_integral<T>::value) {
+    return trunc(w);
+  } else {
+    return static_cast<T>(w);
+  }
+}
+
+// x + w at the first true position.
+template <typename T>
+MORPHAUG_HD StructureAcc<T> structure_first(T x, double w) {
+  return static_cast<StructureAcc<T>>(static_cast<double>(x) + w);
+}
+
+// x + w at every true position but the first.
+template <typename T>
+MORPHAUG_HD StructureAcc<T> structure_candidate(T x, StructureAcc<T> w) {
+  if constexpr (std::is_integral<T>::value) {
+    return static_cast<double>(x) + w;
+  } else {
+    return static_cast<T>(x + w);
+  }
+}
+
+// The accumulated extremum in the input dtype: truncated toward zero and
+// saturated for integers, non-zero for bool.
+template <typename T>
+MORPHAUG_HD T structure_finish(StructureAcc<T> v) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return trunc(v) != 0.0;
+  } else if constexpr (std::is_integral<T>::value) {
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+    // The largest double that T holds (int64: 2^63 - 1024, just below 2^63).
+    constexpr double hi = sizeof(T) < 8 ? static_cast<double>(std::numeric_limits<T>::max())
+                                        : 9223372036854774784.0;
+    v = trunc(v);
+    return static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
+  } else {
+    return v;
   }
 }
 

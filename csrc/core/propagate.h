@@ -1,5 +1,6 @@
 // Binary propagation (SciPy's binary_dilation with iterations = -1 and a mask)
-// for a symmetric element that holds its centre, as a flood fill.
+// for a symmetric element that holds its centre: a flood fill on CPU, sweeps
+// along the axes on CUDA (propagate_sweep).
 //
 // The masked OR step is then extensive and monotone and its offsets join
 // voxels both ways, so its fixpoint is the input plus every mask voxel joined
@@ -17,6 +18,30 @@ namespace morphaug {
 constexpr uint8_t kPropagateOpen = 0;     // in the mask and not reached yet
 constexpr uint8_t kPropagateReached = 1;  // true: an input voxel, reached, or a true border
 constexpr uint8_t kPropagateClosed = 2;   // outside the mask and false, or a false border
+
+// Each slice padded by the element's reach on each axis (pad[k] voxels on both
+// sides), C order; pstride[k] is the padded stride of axis k.
+struct PaddedShape {
+  int rank;
+  int64_t size[kMaxRank], pad[kMaxRank], pstride[kMaxRank];
+
+  // Padded position of voxel `voxel` (C order over the sizes).
+  MORPHAUG_HD int64_t position(int64_t voxel) const {
+    int64_t p = 0;
+    for (int k = rank - 1; k >= 0; --k) {
+      p += (voxel % size[k] + pad[k]) * pstride[k];
+      voxel /= size[k];
+    }
+    return p;
+  }
+};
+
+// The starting state of a voxel: fill holes seeds none and floods the
+// complement of the input; propagate seeds the input inside the mask.
+MORPHAUG_HD uint8_t propagate_start(bool input, bool in_mask, bool fill) {
+  if (fill) return input ? kPropagateClosed : kPropagateOpen;
+  return input ? kPropagateReached : (in_mask ? kPropagateOpen : kPropagateClosed);
+}
 
 // Visits the open neighbours of voxel p (offsets[0 .. count)), marks them
 // reached and hands each to `push`. Returns how many were reached.
@@ -42,6 +67,21 @@ MORPHAUG_HD bool propagate_seeded(const uint8_t* state, int64_t p, const int32_t
     if (state[p + offsets[k]] == kPropagateReached) return true;
   }
   return false;
+}
+
+// One sweep along a line of `n` voxels from padded position `first`, `step`
+// apart (negative: backwards): each open voxel with a reached neighbour turns
+// reached at once, so that it seeds the voxels after it. Returns whether any did.
+MORPHAUG_HD bool propagate_sweep(uint8_t* state, int64_t first, int64_t n, int64_t step,
+                                 const int32_t* offsets, int count) {
+  bool changed = false;
+  for (int64_t i = 0, p = first; i < n; ++i, p += step) {
+    if (state[p] == kPropagateOpen && propagate_seeded(state, p, offsets, count)) {
+      state[p] = kPropagateReached;
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 // One row of a raster pass, `count` voxels from padded position `first`, with

@@ -1,25 +1,16 @@
 // CPU launcher of morphaug::grey_structure: a non-flat element by direct loops
-// (StructureSetup in launch.h).
+// (StructureSetup in launch.h, the arithmetic in core/grey.h).
 //
 // Every slice is first copied, extended by its borders on every axis, into
 // one buffer; an output line is then the extremum, over the element's true
 // positions, of one shifted extended line plus that position's weight.
 // Lanes along the last axis go in chunks whose accumulators stay in
 // registers, so that the loops vectorise.
-//
-// The arithmetic is the torch backend's (_grey._candidate), which is SciPy's:
-// the first true position (C order) adds its weight in float64 and rounds once
-// to the accumulator; the others add the weight cast to the input dtype
-// (rounded) for floating inputs, or truncated toward zero for integer and
-// bool inputs, which accumulate in float64 and are truncated and saturated at
-// the end (_grey._from_float64).
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include <cmath>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -29,37 +20,8 @@
 namespace morphaug {
 namespace {
 
-// Accumulator: the input dtype for floating inputs, float64 for the others.
 template <typename T>
-using Acc = std::conditional_t<std::is_integral<T>::value, double, T>;
-
-// x + w for every true position but the first.
-template <typename T>
-inline Acc<T> candidate(T x, Acc<T> w) {
-  if constexpr (std::is_integral<T>::value) {
-    return static_cast<double>(x) + w;
-  } else {
-    return static_cast<T>(x + w);
-  }
-}
-
-// The accumulated extremum in the input dtype: truncated toward zero and
-// saturated for integers, non-zero for bool.
-template <typename T>
-inline T finish(Acc<T> v) {
-  if constexpr (std::is_same<T, bool>::value) {
-    return std::trunc(v) != 0.0;
-  } else if constexpr (std::is_integral<T>::value) {
-    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-    // The largest double that T holds (int64: just below 2^63).
-    const double hi = sizeof(T) < 8 ? static_cast<double>(std::numeric_limits<T>::max())
-                                    : std::nextafter(9223372036854775808.0, 0.0);
-    v = std::trunc(v);
-    return static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
-  } else {
-    return v;
-  }
-}
+using Acc = StructureAcc<T>;
 
 constexpr int64_t kChunk = 32;
 
@@ -70,13 +32,13 @@ inline void structure_chunk(const T* ext, const int64_t* offsets, const Acc<T>* 
                             double first, size_t count, int64_t at, int64_t m, T* out) {
   Acc<T> acc[kChunk];
   const T* source = ext + offsets[0] + at;
-  for (int64_t j = 0; j < m; ++j) acc[j] = static_cast<Acc<T>>(static_cast<double>(source[j]) + first);
+  for (int64_t j = 0; j < m; ++j) acc[j] = structure_first<T>(source[j], first);
   for (size_t t = 1; t < count; ++t) {
     source = ext + offsets[t] + at;
     const Acc<T> w = weights[t];
-    for (int64_t j = 0; j < m; ++j) acc[j] = pick<Acc<T>, Max>(acc[j], candidate<T>(source[j], w));
+    for (int64_t j = 0; j < m; ++j) acc[j] = pick<Acc<T>, Max>(acc[j], structure_candidate<T>(source[j], w));
   }
-  for (int64_t j = 0; j < m; ++j) out[at + j] = finish<T>(acc[j]);
+  for (int64_t j = 0; j < m; ++j) out[at + j] = structure_finish<T>(acc[j]);
 }
 
 // One output line of n values; `ext` is the extended voxel its first value reads.
@@ -93,13 +55,13 @@ MORPHAUG_CPU_CLONES MORPHAUG_NO_JAM void structure_line(const T* ext, const int6
 
 template <typename T, bool Max>
 void structure_filter(const T* in, T* out, T* ext, int64_t slices, const StructureSetup& s, T cval) {
-  const ElementAxes& a = s.axes;
-  const int last = static_cast<int>(a.size.size()) - 1;
-  const int64_t n = a.size[last], e = s.extended[last], left = a.left[last];
+  const ExtendedShape& shape = s.element.shape;
+  const int last = shape.rank - 1;
+  const int64_t n = shape.size[last], e = shape.extended[last], left = shape.left[last];
   int64_t rows = 1, ext_rows = 1;  // lines per slice, output and extended
   for (int d = 0; d < last; ++d) {
-    rows *= a.size[d];
-    ext_rows *= s.extended[d];
+    rows *= shape.size[d];
+    ext_rows *= shape.extended[d];
   }
   const int64_t slice_numel = rows * n, ext_numel = ext_rows * e;
 
@@ -107,42 +69,27 @@ void structure_filter(const T* in, T* out, T* ext, int64_t slices, const Structu
   at::parallel_for(0, slices * ext_rows, std::max<int64_t>(1, 4096 / e), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       T* target = ext + line * e;
-      int64_t rest = line % ext_rows, row = 0, stride = 1;
-      for (int d = last - 1; d >= 0 && row >= 0; --d) {
-        const int64_t i = border_index(rest % s.extended[d] - a.left[d], a.size[d], a.mode[d]);
-        row = i < 0 ? -1 : row + i * stride;
-        rest /= s.extended[d];
-        stride *= a.size[d];
-      }
+      const int64_t row = extended_source_row(shape, line % ext_rows);
       if (row < 0) {
         std::fill(target, target + e, cval);
         continue;
       }
       const T* source = in + line / ext_rows * slice_numel + row * n;
       for (int64_t j = 0; j < e; ++j) {
-        const int64_t i = border_index(j - left, n, a.mode[last]);
+        const int64_t i = border_index(j - left, n, shape.mode[last]);
         target[j] = i < 0 ? cval : source[i];
       }
     }
   });
 
-  std::vector<Acc<T>> weights;
-  for (const double w : s.weights) {
-    weights.push_back(std::is_integral<T>::value ? static_cast<Acc<T>>(std::trunc(w))
-                                                 : static_cast<Acc<T>>(static_cast<T>(w)));
-  }
-  const size_t count = s.offsets.size();
+  const std::vector<Acc<T>> weights = structure_weights<T>(s);
+  const size_t count = s.element.offsets.size();
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / (n * static_cast<int64_t>(count)));
   at::parallel_for(0, slices * rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       // Output line -> its first extended voxel (same position on every axis).
-      int64_t rest = line % rows, base = 0, stride = e;
-      for (int d = last - 1; d >= 0; --d) {
-        base += rest % a.size[d] * stride;
-        rest /= a.size[d];
-        stride *= s.extended[d];
-      }
-      structure_line<T, Max>(ext + line / rows * ext_numel + base, s.offsets.data(), weights.data(),
+      const int64_t base = extended_position(shape, line % rows * n);
+      structure_line<T, Max>(ext + line / rows * ext_numel + base, s.element.offsets.data(), weights.data(),
                              s.weights[0], count, out + line * n, n);
     }
   });
@@ -158,9 +105,7 @@ at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   if (x.numel() == 0) return out;
   const int64_t slices = x.size(0) * x.size(1);
-  int64_t ext_numel = slices;
-  for (const int64_t size : s.extended) ext_numel *= size;
-  at::Tensor ext = at::empty({ext_numel}, x.options());
+  at::Tensor ext = at::empty({slices * extended_numel(s.element.shape)}, x.options());
   AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
                              "morphaug::grey_structure (CPU)", [&] {
     const scalar_t fill = box_fill<scalar_t>(cval, "grey_structure");

@@ -13,68 +13,6 @@
 namespace morphaug {
 namespace {
 
-struct PropagateSetup {
-  int rank;
-  int64_t slices, slice_numel, padded_numel, count;  // count: element offsets
-  std::vector<int64_t> size, pad, pstride;
-  std::vector<int32_t> offset;  // padded linear offset of each element offset
-};
-
-PropagateSetup propagate_setup(const at::Tensor& input, const std::optional<at::Tensor>& mask,
-                               const at::Tensor& weights, at::IntArrayRef offsets) {
-  check_mask(input, "propagate");
-  PropagateSetup s;
-  s.rank = static_cast<int>(input.dim() - 2);
-  if (mask.has_value()) {
-    TORCH_CHECK(mask->scalar_type() == at::kBool && mask->sizes() == input.sizes(),
-                "morphaug::propagate: mask must be a bool tensor of the input's shape ",
-                input.sizes(), ", got ", mask->scalar_type(), " of shape ", mask->sizes());
-    TORCH_CHECK(mask->device() == input.device(), "morphaug::propagate: mask is on ",
-                mask->device(), ", input on ", input.device());
-  }
-  TORCH_CHECK(static_cast<int64_t>(offsets.size()) % s.rank == 0,
-              "morphaug::propagate: offsets must hold ", s.rank,
-              " values per element offset, got ", offsets.size(), " values");
-  s.count = static_cast<int64_t>(offsets.size()) / s.rank;
-  TORCH_CHECK(weights.scalar_type() == at::kBool && weights.dim() == 3 &&
-                  weights.size(0) == input.size(0) && weights.size(1) == input.size(1) &&
-                  weights.size(2) == s.count,
-              "morphaug::propagate: weights must be a bool (B, C, offsets) tensor of shape (",
-              input.size(0), ", ", input.size(1), ", ", s.count, "), got ", weights.scalar_type(),
-              " of shape ", weights.sizes());
-  TORCH_CHECK(weights.device() == input.device(), "morphaug::propagate: weights are on ",
-              weights.device(), ", input on ", input.device());
-  s.slices = input.size(0) * input.size(1);
-  s.size.resize(s.rank);
-  s.pad.assign(s.rank, 0);
-  s.pstride.resize(s.rank);
-  for (int64_t e = 0; e < s.count; ++e) {
-    for (int k = 0; k < s.rank; ++k) {
-      const int64_t d = offsets[e * s.rank + k];
-      TORCH_CHECK(d > -(int64_t{1} << 20) && d < (int64_t{1} << 20),
-                  "morphaug::propagate: element offset ", d, " is out of range");
-      s.pad[k] = std::max(s.pad[k], d < 0 ? -d : d);
-    }
-  }
-  s.slice_numel = 1;
-  s.padded_numel = 1;
-  for (int k = s.rank - 1; k >= 0; --k) {
-    s.size[k] = input.size(k + 2);
-    s.pstride[k] = s.padded_numel;
-    s.slice_numel *= s.size[k];
-    s.padded_numel *= s.size[k] + 2 * s.pad[k];
-  }
-  TORCH_CHECK(s.padded_numel < (int64_t{1} << 31), "morphaug::propagate: a padded slice of ",
-              s.padded_numel, " voxels does not fit int32 offsets");
-  s.offset.resize(s.count);
-  for (int64_t e = 0; e < s.count; ++e) {
-    int64_t o = 0;
-    for (int k = 0; k < s.rank; ++k) o += offsets[e * s.rank + k] * s.pstride[k];
-    s.offset[e] = static_cast<int32_t>(o);
-  }
-  return s;
-}
-
 // One slice. `state` holds padded_numel bytes, `stack` is scratch.
 void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, const bool* weight,
                      bool border, bool fill, bool* out, std::vector<uint8_t>& state,
@@ -92,8 +30,9 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
   std::sort(active.begin(), active.end());
   const int count = static_cast<int>(active.size());
   const int32_t* offsets = active.data();
-  const int last = s.rank - 1;
-  const int64_t reach = s.pad[last];
+  const PaddedShape& padded = s.padded;
+  const int last = padded.rank - 1;
+  const int64_t reach = padded.pad[last];
   // sorted: [earlier rows | earlier in row | later in row | later rows]
   int split[3] = {0, 0, 0};
   for (int e = 0; e < count; ++e) {
@@ -105,21 +44,13 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
   const int after = count - split[1];
   uint8_t* st = state.data();
   std::memset(st, border ? kPropagateReached : kPropagateClosed, s.padded_numel);
-  const int64_t n = s.size[last];
+  const int64_t n = padded.size[last];
   const int64_t rows = s.slice_numel / n;
   seeded.resize(n);
   const uint8_t* xs = reinterpret_cast<const uint8_t*>(x);
   const uint8_t* ms = reinterpret_cast<const uint8_t*>(mask);
-  auto row_first = [&](int64_t row) {
-    int64_t first = s.pad[last];
-    for (int k = last - 1; k >= 0; --k) {
-      first += (row % s.size[k] + s.pad[k]) * s.pstride[k];
-      row /= s.size[k];
-    }
-    return first;
-  };
   for (int64_t row = 0; row < rows; ++row) {
-    const int64_t first = row_first(row);
+    const int64_t first = padded.position(row * n);
     const uint8_t* xr = xs + row * n;
     uint8_t* sr = st + first;
     if (fill) {  // fill holes: seeds none, mask the complement of the input
@@ -138,7 +69,7 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
   }
   stack.clear();
   for (int64_t row = rows - 1; row >= 0; --row) {
-    const int64_t first = row_first(row);
+    const int64_t first = padded.position(row * n);
     propagate_row(st, first, n, offsets + split[2], count - split[2], offsets + split[1],
                   split[2] - split[1], false, seeded.data());
     // the row is final for both passes: keep its reached voxels with an open neighbour after them
@@ -160,12 +91,7 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
                     [&](int64_t q) { stack.push_back(static_cast<int32_t>(q)); });
   }
   for (int64_t row = 0; row < rows; ++row) {
-    int64_t first = s.pad[last], rest = row;
-    for (int k = last - 1; k >= 0; --k) {
-      first += (rest % s.size[k] + s.pad[k]) * s.pstride[k];
-      rest /= s.size[k];
-    }
-    const uint8_t* sr = st + first;
+    const uint8_t* sr = st + padded.position(row * n);
     bool* o = out + row * n;
     if (fill) {
       for (int64_t i = 0; i < n; ++i) o[i] = sr[i] != kPropagateReached;

@@ -72,10 +72,11 @@ chunk, none when ``1 <= iterations <= 4``. For ``iterations < 1`` (so
 ``binary_propagation`` and ``binary_fill_holes``) with an element that holds
 its centre and is symmetric in every sample (any
 ``generate_binary_structure``, ball or box of odd size with ``origin=0``),
-the fixpoint is found by labelling connected components (min-label
+the torch backend finds the fixpoint by labelling connected components (min-label
 propagation with hooking and pointer jumping, int64 labels: a few int64 copies of
 the input in memory), which settles in about 5 to 7 rounds whatever the length
-of the paths, with a host sync after round 4 and then every 2 rounds. Other
+of the paths, with a host sync after round 4 and then every 2 rounds (the
+native CUDA kernel: one sync per two rounds of sweeps over the axes). Other
 elements iterate plain steps, as SciPy does; an element given as an
 accelerator tensor is never read back, so it always takes that path.
 
@@ -85,7 +86,9 @@ Each public function normalises its arguments and then calls
 :func:`_binary_erosion`, SciPy's private worker on normalised arguments; it is
 the one place where a backend is chosen: propagation to a fixpoint (``iterations < 1``,
 binary_propagation, binary_fill_holes) with a symmetric, centre-holding element runs
-on the native CPU flood fill where it is built; a centred Euclidean ball (one step),
+on the native propagation kernel where it is built (CPU: one flood fill per slice;
+CUDA: sweeps along the axes until one changes nothing, a host sync every two
+rounds over the axes); a centred Euclidean ball (one step),
 cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
 native ball kernel (``_native.ball_morphology``); everything else on the torch backend.
 """
@@ -308,7 +311,7 @@ def _ball_native(x, metric, radius, erode):
 
 
 def _propagate_native(x, element, mask, border):
-    """The flood fill of ``morphaug._C`` (``_native.propagate``) for a symmetric element."""
+    """The propagation kernel of ``morphaug._C`` (``_native.propagate``) for a symmetric element."""
     return _native.propagate(x, mask, *_flood_element(element, x), border)
 
 

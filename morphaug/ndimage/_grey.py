@@ -18,14 +18,16 @@ a backend is chosen. The torch backend works as follows:
   offset sees the identity there (``+inf`` / dtype maximum for a minimum,
   ``-inf`` / dtype minimum for a maximum) through ``torch.where``.
 
-With native kernels (``morphaug._C``, see ``morphaug._backend``), boxes run
-on ``_native.grey_box`` (CPU and CUDA) and a shared footprint read on the
-host on ``_native.grey_footprint`` (CPU: the same row-segment decomposition,
-each run read from one running extreme per line), a shared non-flat
-``structure`` (with a shared host footprint, if any) on
-``_native.grey_structure`` (CPU: direct loops over the true positions, the
-torch backend's arithmetic); everything else, and those cases where their
-kernel is not built, runs on the torch backend.
+With native kernels (``morphaug._C``, see ``morphaug._backend``), on CPU and
+CUDA, boxes run on ``_native.grey_box``, a shared footprint read on the host
+on ``_native.grey_footprint`` (CPU: the same row-segment decomposition, each
+run read from one running extreme per line; CUDA: a thread per output voxel
+over the true positions), a shared non-flat ``structure`` read on the host
+(with a shared host footprint, if any) on ``_native.grey_structure`` (direct
+loops over the true positions, the torch backend's arithmetic); everything
+else, and those cases where their kernel is not built, runs on the torch
+backend. A structure given on an accelerator is never read back, so it stays
+on the torch backend there.
 
 A footprint on the CPU (or array-like) is read on the host: an all-true one
 takes the separable path, an all-false one is a ``ValueError``, and only its
@@ -130,7 +132,8 @@ class _Filter:
     ``origins`` and ``modes`` follow them. ``footprint`` (bool) and
     ``structure`` (float64) are ``(B|1, C|1, *shape)`` on the input's device,
     or ``None`` (every position / flat); ``host`` is the footprint as a NumPy
-    array when it could be read without a host sync.
+    array when it could be read without a host sync, ``structure_host`` the
+    structure likewise (float64).
     """
 
     axes: tuple[int, ...]
@@ -142,6 +145,7 @@ class _Filter:
     footprint: torch.Tensor | None = None
     structure: torch.Tensor | None = None
     host: np.ndarray | None = None
+    structure_host: np.ndarray | None = None
 
 
 def _normalize_size(size, n: int) -> list[int]:
@@ -166,6 +170,18 @@ def _read_on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
             return None
         return (element != 0).numpy(force=True).reshape(normalized.shape)
     return (np.asarray(element) != 0).reshape(normalized.shape)
+
+
+def _values_on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
+    """``normalized`` (float64) as a NumPy array when it can be read without a host sync, else None."""
+    if normalized.device.type == "cpu":
+        return normalized.numpy()
+    if isinstance(element, torch.Tensor):
+        if element.device.type != "cpu":
+            return None
+    else:
+        element = torch.as_tensor(np.asarray(element))
+    return element.to(torch.float64).numpy().reshape(normalized.shape)
 
 
 def _normalize_cval(cval, dtype: torch.dtype, modes) -> object:
@@ -194,8 +210,11 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
     order = sorted(range(n), key=axes.__getitem__)
     in_order = (lambda values: tuple(values[i] for i in order))
     origins = in_order(normalize_origin(origin, n))
+    structure_host = None
     if structure is not None:
-        structure = normalize_element(structure, input, n, "structure", torch.float64)
+        element = structure
+        structure = normalize_element(element, input, n, "structure", torch.float64)
+        structure_host = _values_on_host(element, structure)
     host = None
     if footprint is not None:
         element = footprint
@@ -239,7 +258,8 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
     validate_origin(origins, shape)
     return _Filter(in_order(axes), shape, origins, modes,
                    _normalize_cval(cval, input.dtype, modes), separable=False,
-                   footprint=footprint, structure=structure, host=host)
+                   footprint=footprint, structure=structure, host=host,
+                   structure_host=structure_host)
 
 
 def _reflected(filt: _Filter) -> _Filter:
@@ -251,6 +271,7 @@ def _reflected(filt: _Filter) -> _Filter:
         footprint=None if filt.footprint is None else filt.footprint.flip(dims),
         structure=None if filt.structure is None else filt.structure.flip(dims),
         host=None if filt.host is None else np.flip(filt.host, dims),
+        structure_host=None if filt.structure_host is None else np.flip(filt.structure_host, dims),
     )
 
 
@@ -269,7 +290,7 @@ def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tens
     if (filt.structure is None and shared_host and select(name, input) == "native"
             and _native.has_kernel("grey_footprint", input.device)):
         return _footprint_native(input, filt, minimum)
-    if (filt.structure is not None and filt.structure.shape[0] * filt.structure.shape[1] == 1
+    if (filt.structure_host is not None and filt.structure.shape[0] * filt.structure.shape[1] == 1
             and (filt.footprint is None or shared_host)
             and select(name, input) == "native"
             and _native.has_kernel("grey_structure", input.device)):
@@ -320,14 +341,14 @@ def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torc
 
 
 def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    """A shared non-flat element on the native direct-loop kernel (``_native.grey_structure``).
+    """A shared non-flat element read on the host on the native direct-loop kernel
+    (``_native.grey_structure``).
 
-    The structure is on the input's device, the CPU (the only kernel), so
-    reading it is no host sync. As for :func:`_footprint_native`, the kernel
-    takes SciPy's user-facing element and origin.
+    As for :func:`_footprint_native`, the kernel takes SciPy's user-facing
+    element and origin.
     """
     filt, shape, origin, mode, cval = _kernel_arguments(input, filt, minimum)
-    structure = filt.structure.numpy(force=True).reshape(shape)
+    structure = filt.structure_host.reshape(shape)
     footprint = None if filt.host is None else filt.host.reshape(shape)
     return _native.grey_structure(input, structure, footprint, origin, mode, cval,
                                   dilation=not minimum)

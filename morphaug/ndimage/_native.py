@@ -178,11 +178,13 @@ def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[
     Returns:
         a new contiguous tensor of the input's dtype and shape.
 
-    SciPy parity: exact (it selects input values). The footprint is split
-    into runs of true values along its last axis; each distinct run length
-    takes one running extreme per border-extended line, and each run one
-    shifted read of it (the torch backend's row-segment path). A NaN anywhere
-    in a window gives NaN, as on the torch backend.
+    SciPy parity: exact (it selects input values). On CPU the footprint is
+    split into runs of true values along its last axis; each distinct run
+    length takes one running extreme per border-extended line, and each run
+    one shifted read of it (the torch backend's row-segment path). On CUDA a
+    thread per output voxel reads a border-extended copy of the input at each
+    true position. A NaN anywhere in a window gives NaN, as on the torch
+    backend.
     """
     try:
         codes = [MODE_CODES[m] for m in mode]
@@ -250,9 +252,10 @@ def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Ten
     Contract: every slice's element must hold its centre and be symmetric
     (``d`` in it implies ``-d``); the fixpoint is then the input plus the mask
     voxels joined through element offsets, inside the mask, to a true voxel
-    or (``border``) to the outside. The kernel trusts this and floods each
-    slice once (depth-first, slices in parallel on CPU): SciPy's result
-    exactly, with no pass per iteration.
+    or (``border``) to the outside. The kernel trusts this: on CPU it floods
+    each slice once (depth-first, slices in parallel), on CUDA it sweeps
+    along the axes until a sweep changes nothing (a host sync every two
+    rounds over the axes); SciPy's result exactly, with no pass per iteration.
     """
     flat = [int(v) for offset in offsets for v in offset]
     return _ops().propagate(input, mask, weights, flat, bool(border))

@@ -1,0 +1,169 @@
+// CUDA launchers of morphaug::grey_footprint and morphaug::grey_structure:
+// every slice is copied, extended by its borders on every axis, into one
+// buffer (ExtendedShape in core/grey.h); then a thread per output voxel takes
+// the extremum over the element's true positions, one read of the extended
+// copy each (plus the position's weight for a structure, with the CPU
+// kernel's arithmetic).
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "../core/grey.h"
+#include "../launch.h"
+
+namespace morphaug {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+__device__ __forceinline__ int64_t grid_start() {
+  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+}
+
+__device__ __forceinline__ int64_t grid_step() {
+  return static_cast<int64_t>(gridDim.x) * blockDim.x;
+}
+
+int blocks_for(int64_t work) {
+  return static_cast<int>(std::max<int64_t>(1, std::min((work + kThreads - 1) / kThreads, kMaxBlocks)));
+}
+
+// The extended copy of every slice: `ext_numel` values per slice.
+template <typename T>
+__global__ void extend_kernel(const T* in, T* ext, int64_t total, ExtendedShape s,
+                              int64_t slice_numel, int64_t ext_numel, T cval) {
+  for (int64_t v = grid_start(); v < total; v += grid_step()) {
+    const int64_t slice = v / ext_numel;
+    const int64_t source = extended_source(s, v - slice * ext_numel);
+    ext[v] = source < 0 ? cval : in[slice * slice_numel + source];
+  }
+}
+
+// The extended voxel that output voxel v reads at offset 0.
+__device__ __forceinline__ int64_t extended_base(const ExtendedShape& s, int64_t v,
+                                                 int64_t slice_numel, int64_t ext_numel) {
+  const int64_t slice = v / slice_numel;
+  return slice * ext_numel + extended_position(s, v - slice * slice_numel);
+}
+
+template <typename T, bool Max>
+__global__ void footprint_kernel(const T* ext, T* out, int64_t numel, ExtendedShape s,
+                                 int64_t slice_numel, int64_t ext_numel, const int64_t* offsets,
+                                 int64_t count) {
+  for (int64_t v = grid_start(); v < numel; v += grid_step()) {
+    const T* at = ext + extended_base(s, v, slice_numel, ext_numel);
+    T acc = at[offsets[0]];
+    for (int64_t t = 1; t < count; ++t) acc = pick<T, Max>(acc, at[offsets[t]]);
+    out[v] = acc;
+  }
+}
+
+template <typename T, bool Max>
+__global__ void structure_kernel(const T* ext, T* out, int64_t numel, ExtendedShape s,
+                                 int64_t slice_numel, int64_t ext_numel, const int64_t* offsets,
+                                 const StructureAcc<T>* weights, double first, int64_t count) {
+  for (int64_t v = grid_start(); v < numel; v += grid_step()) {
+    const T* at = ext + extended_base(s, v, slice_numel, ext_numel);
+    StructureAcc<T> acc = structure_first<T>(at[offsets[0]], first);
+    for (int64_t t = 1; t < count; ++t) {
+      acc = pick<StructureAcc<T>, Max>(acc, structure_candidate<T>(at[offsets[t]], weights[t]));
+    }
+    out[v] = structure_finish<T>(acc);
+  }
+}
+
+// The extended copy of x, for the element's shape.
+template <typename T>
+at::Tensor extend(const at::Tensor& x, const ExtendedShape& s, T cval, cudaStream_t stream) {
+  const int64_t slices = x.size(0) * x.size(1), ext_numel = extended_numel(s);
+  at::Tensor ext = at::empty({slices * ext_numel}, x.options());
+  extend_kernel<T><<<blocks_for(ext.numel()), kThreads, 0, stream>>>(
+      x.data_ptr<T>(), ext.data_ptr<T>(), ext.numel(), s, x.numel() / slices, ext_numel, cval);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return ext;
+}
+
+at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
+                               at::IntArrayRef footprint, at::IntArrayRef origin,
+                               at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  const ExtendedElement e = grey_footprint_element(input, shape, footprint, origin, mode, dilation);
+  const at::Tensor x = input.contiguous();
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  if (x.numel() == 0) return out;
+  const at::Tensor offsets = to_device(e.offsets, at::kLong, x.device());
+  const int64_t numel = x.numel(), slice_numel = numel / (x.size(0) * x.size(1));
+  const int64_t count = offsets.numel(), ext_numel = extended_numel(e.shape);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
+                             "morphaug::grey_footprint (CUDA)", [&] {
+    const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_footprint"),
+                                            stream);
+    auto run = [&](auto max) {
+      footprint_kernel<scalar_t, decltype(max)::value><<<blocks_for(numel), kThreads, 0, stream>>>(
+          ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), numel, e.shape, slice_numel,
+          ext_numel, offsets.data_ptr<int64_t>(), count);
+    };
+    if (dilation) {
+      run(std::true_type{});
+    } else {
+      run(std::false_type{});
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return out;
+}
+
+at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
+                               at::ArrayRef<double> structure, at::IntArrayRef footprint,
+                               at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
+                               bool dilation) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  const StructureSetup s =
+      grey_structure_setup(input, shape, structure, footprint, origin, mode, dilation);
+  const at::Tensor x = input.contiguous();
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  if (x.numel() == 0) return out;
+  const ExtendedElement& e = s.element;
+  const at::Tensor offsets = to_device(e.offsets, at::kLong, x.device());
+  const int64_t numel = x.numel(), slice_numel = numel / (x.size(0) * x.size(1));
+  const int64_t count = offsets.numel(), ext_numel = extended_numel(e.shape);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
+                             "morphaug::grey_structure (CUDA)", [&] {
+    using Acc = StructureAcc<scalar_t>;
+    const at::Tensor weights =
+        to_device(structure_weights<scalar_t>(s), c10::CppTypeToScalarType<Acc>::value, x.device());
+    const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_structure"),
+                                            stream);
+    auto run = [&](auto max) {
+      structure_kernel<scalar_t, decltype(max)::value><<<blocks_for(numel), kThreads, 0, stream>>>(
+          ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), numel, e.shape, slice_numel,
+          ext_numel, offsets.data_ptr<int64_t>(), weights.data_ptr<Acc>(), s.weights[0], count);
+    };
+    if (dilation) {
+      run(std::true_type{});
+    } else {
+      run(std::false_type{});
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(morphaug, CUDA, m) {
+  m.impl("grey_footprint", &grey_footprint_cuda);
+  m.impl("grey_structure", &grey_structure_cuda);
+}
+
+}  // namespace morphaug
