@@ -125,6 +125,6 @@ def run(device: torch.device, quick: bool) -> list[Row]:
         reference_s = timeit(lambda: scipy_signed_distance(source), "cpu", repeat=repeat, warmup=0)
         error = float(np.abs(ours.cpu().numpy() - expected).max())
         note = f"max abs diff {error:.1e}"
-    rows.append(Row("DistanceMap signed (EDT)", shape, device.type, ours_s,
+    rows.append(Row("DistanceMap signed euclidean", shape, device.type, ours_s,
                     "scipy.ndimage EDT loop per sample and class", reference_s, note))
     return rows

@@ -524,49 +524,54 @@ def blobs(draw):
     return x
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @SETTINGS
 @given(x=blobs())
-def test_signed_edt_matches_scipy(monkeypatch, x):
+def test_signed_edt_matches_scipy(monkeypatch, device, x):
     from morphaug.transforms._distances import signed_distance
 
-    mask = torch.from_numpy(x)
+    mask = torch.from_numpy(x).to(on(device, "signed_edt"))
     got = _native.signed_edt(mask)
-    assert got.dtype == torch.float32 and torch.equal(mask, torch.from_numpy(x))
+    assert got.dtype == torch.float32 and torch.equal(mask.cpu(), torch.from_numpy(x))
+    got = got.cpu()
     for b, c in np.ndindex(x.shape[:2]):
         expected = scipy_signed_edt(x[b, c])
         np.testing.assert_array_equal(got[b, c].numpy(), expected, err_msg=f"({b}, {c})")
         assert not (got[b, c] == 0).logical_and(got[b, c].signbit()).any()  # +0 on the boundary
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")  # its EDT rounds within 1e-6
-    torch.testing.assert_close(signed_distance(mask, "euclidean"), got, rtol=1e-6, atol=0)
+    torch.testing.assert_close(signed_distance(mask, "euclidean").cpu(), got, rtol=1e-6, atol=0)
 
 
-def test_signed_edt_wide_values():
-    """Shapes whose squared distances need 32 bits (uint32 lanes), and the size check."""
+@pytest.mark.parametrize("device", DEVICES)
+def test_signed_edt_wide_values(device):
+    """Shapes whose squared distances need 32 bits (uint32 lanes on CPU), and the size check."""
     rng = np.random.default_rng(3)
     x = np.zeros((1, 2, 260, 70), dtype=bool)
     x[0, 0, 3:9, 60:64] = True
     x[0, 1] = rng.random((260, 70)) < 0.999
-    got = _native.signed_edt(torch.from_numpy(x))
+    dev = on(device, "signed_edt")
+    got = _native.signed_edt(torch.from_numpy(x).to(dev)).cpu()
     for c in range(2):
         np.testing.assert_array_equal(got[0, c].numpy(), scipy_signed_edt(x[0, c]))
     assert _native.signed_edt_fits((96, 96, 96)) and _native.signed_edt_fits((200, 200, 200))
     assert not _native.signed_edt_fits((40000, 40000, 40000))
     with pytest.raises(RuntimeError, match="too large"):
-        _native.signed_edt(torch.zeros(1, 1, 1, 1, 1, dtype=torch.bool).expand(1, 1, 40000, 40000, 40000))
+        _native.signed_edt(torch.zeros(1, 1, 1, 1, 1, dtype=torch.bool, device=dev).expand(1, 1, 40000, 40000, 40000))
 
 
-def test_signed_distance_maps_run_on_the_kernel(monkeypatch):
+@pytest.mark.parametrize("device", DEVICES)
+def test_signed_distance_maps_run_on_the_kernel(monkeypatch, device):
     """DistanceMap(signed=True): Euclidean with unit sampling natively, as SciPy; else the EDT path."""
     from morphaug.transforms import DistanceMap
 
     calls = []
     monkeypatch.setattr(_native, "signed_edt", lambda *args, real=_native.signed_edt: calls.append(1) or real(*args))
     monkeypatch.setenv("MORPHAUG_BACKEND", "native")
-    labels = torch.from_numpy(np.random.default_rng(4).integers(0, 3, (2, 1, 50, 9, 8)))
-    out = DistanceMap("label", signed=True, num_classes=3)(labels)
+    labels = torch.from_numpy(np.random.default_rng(4).integers(0, 3, (2, 1, 50, 9, 8))).to(on(device, "signed_edt"))
+    out = DistanceMap("label", signed=True, num_classes=3)(labels).cpu()
     assert calls
     for b, c in np.ndindex(2, 3):
-        np.testing.assert_array_equal(out[b, c].numpy(), scipy_signed_edt(labels[b, 0].numpy() == c))
+        np.testing.assert_array_equal(out[b, c].numpy(), scipy_signed_edt(labels[b, 0].cpu().numpy() == c))
     calls.clear()
     DistanceMap("label", signed=True, num_classes=3, sampling=(1.0, 2.0, 1.0))(labels)
     DistanceMap("label", signed=True, num_classes=3, metric="taxicab")(labels)

@@ -11,12 +11,10 @@
 
 #include "../core/ball.h"
 #include "../launch.h"
+#include "grid.cuh"
 
 namespace morphaug {
 namespace {
-
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;
 
 using Value = int32_t;
 
@@ -26,14 +24,6 @@ struct BallSlices {
   const int64_t* metric;
   const bool* erode;
 };
-
-__device__ __forceinline__ int64_t grid_start() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-
-__device__ __forceinline__ int64_t grid_step() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
 
 // One line along the first spatial axis per thread: `lanes` lines per slice.
 __global__ void first_axis_kernel(const uint8_t* mask, Value* v, int64_t slices, int64_t n,
@@ -99,10 +89,6 @@ __global__ void finish_kernel(const uint8_t* mask, const Value* v, bool* out, in
                                                           : ball_inside<kBallTaxicab>(v[p], r);
     out[p] = inside != s.erode[slice];
   }
-}
-
-int blocks_for(int64_t work) {
-  return static_cast<int>(std::max<int64_t>(1, std::min((work + kThreads - 1) / kThreads, kMaxBlocks)));
 }
 
 at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius,

@@ -17,24 +17,10 @@
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "grid.cuh"
 
 namespace morphaug {
 namespace {
-
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;
-
-__device__ __forceinline__ int64_t grid_start() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-
-__device__ __forceinline__ int64_t grid_step() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
-
-int blocks_for(int64_t work) {
-  return static_cast<int>(std::max<int64_t>(1, std::min((work + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // The extended copy of every slice: `ext_numel` values per slice.
 template <typename T>

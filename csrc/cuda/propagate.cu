@@ -27,25 +27,12 @@
 
 #include "../core/propagate.h"
 #include "../launch.h"
+#include "grid.cuh"
 
 namespace morphaug {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;
 constexpr int kRoundsPerCheck = 2;  // rounds over the axes between two host reads
-
-__device__ __forceinline__ int64_t grid_start() {
-  return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-}
-
-__device__ __forceinline__ int64_t grid_step() {
-  return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
-
-int blocks_for(int64_t work) {
-  return static_cast<int>(std::max<int64_t>(1, std::min((work + kThreads - 1) / kThreads, kMaxBlocks)));
-}
 
 // Each slice's element: the padded offsets of its true positions but the
 // centre, active[slice * count ...], and how many there are.

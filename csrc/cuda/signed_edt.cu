@@ -1,0 +1,135 @@
+// CUDA launcher of morphaug::signed_edt (core/signed_edt.h): uint32 values;
+// a thread per row to find the boundary voxels, per line along the first
+// axis for the sweeps, then per voxel for every further axis (its taps
+// sedt_parabola, one voxel a thread). Whether a slice has a boundary voxel
+// stays on the device: no host read.
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "../core/signed_edt.h"
+#include "../launch.h"
+#include "grid.cuh"
+
+namespace morphaug {
+namespace {
+
+using Value = uint32_t;
+
+// Element strides of the spatial axes of one slice, by value.
+struct Strides {
+  int64_t of[kMaxRank];
+};
+
+__global__ void seed_kernel(const uint8_t* mask, Value* v, int64_t rows, int64_t slice_rows,
+                            int64_t slice_numel, Geometry g, Strides strides, Value far,
+                            int32_t* found) {
+  for (int64_t row = grid_start(); row < rows; row += grid_step()) {
+    const int64_t slice = row / slice_rows;
+    const int64_t o = slice * slice_numel;
+    if (sedt_seed_row<Value>(mask + o, g, strides.of, row - slice * slice_rows, far, v + o)) {
+      found[slice] = 1;  // every writer writes 1
+    }
+  }
+}
+
+// One line along the first axis per thread: `lanes` lines per slice.
+__global__ void first_axis_kernel(Value* v, int64_t lines, int64_t n, int64_t lanes, Value far,
+                                  Value none) {
+  for (int64_t line = grid_start(); line < lines; line += grid_step()) {
+    const int64_t slice = line / lanes;
+    Value* column = v + slice * n * lanes + (line - slice * lanes);
+    ball_unit_sweep<Value>(column, n, 1, lanes, false);
+    ball_unit_sweep<Value>(column, n, 1, lanes, true);
+    for (int64_t i = 0; i < n; ++i) sedt_square_steps<Value>(column + i * lanes, 1, far, none);
+  }
+}
+
+// Axis k (length n, stride `stride`) before the last one: a thread per value.
+__global__ void further_axis_kernel(const Value* in, Value* out, int64_t numel, int64_t n,
+                                    int64_t stride) {
+  for (int64_t p = grid_start(); p < numel; p += grid_step()) {
+    const int64_t i = p / stride % n;
+    out[p] = sedt_parabola<SedtOneLane<Value>>(in + p, stride, i, n - 1 - i);
+  }
+}
+
+// The signed result, the last axis's taps first when `taps`: +D / -D for a
+// slice without boundary (empty, or full: its first voxel says which).
+__global__ void finish_kernel(const Value* in, const uint8_t* mask, float* out, int64_t numel,
+                              int64_t slice_numel, int64_t n, bool taps, const int32_t* found,
+                              float diagonal) {
+  for (int64_t p = grid_start(); p < numel; p += grid_step()) {
+    const int64_t slice = p / slice_numel;
+    if (!found[slice]) {
+      out[p] = mask[slice * slice_numel] ? -diagonal : diagonal;
+      continue;
+    }
+    const int64_t i = p % n;
+    const Value squared = taps ? sedt_parabola<SedtOneLane<Value>>(in + p, 1, i, n - 1 - i) : in[p];
+    out[p] = sedt_signed<Value>(squared, mask[p]);
+  }
+}
+
+at::Tensor signed_edt_cuda(const at::Tensor& mask) {
+  check_mask(mask, "signed_edt");
+  const c10::cuda::CUDAGuard guard(mask.device());
+  Geometry g{};
+  g.rank = static_cast<int>(mask.dim() - 2);
+  Strides strides{};
+  int64_t slice_numel = 1;
+  double diagonal = 0.0;
+  for (int k = g.rank - 1; k >= 0; --k) {
+    g.size[k] = mask.size(k + 2);
+    g.sampling[k] = 1.0;
+    strides.of[k] = slice_numel;
+    slice_numel *= g.size[k];
+    diagonal += static_cast<double>(g.size[k]) * g.size[k];
+  }
+  TORCH_CHECK(sedt_fits<Value>(g), "morphaug::signed_edt: spatial shape ", mask.sizes().slice(2),
+              " is too large for 32-bit squared distances");
+  const at::Tensor x = mask.contiguous();
+  at::Tensor out = at::empty(x.sizes(), x.options().dtype(at::kFloat));
+  const int64_t numel = x.numel();
+  if (numel == 0) return out;
+  const int64_t slices = numel / slice_numel;
+  const auto options = x.options();
+  at::Tensor a = at::empty({numel}, options.dtype(at::kInt));  // uint32 values in int32 storage
+  at::Tensor b = g.rank > 2 ? at::empty({numel}, options.dtype(at::kInt)) : at::Tensor();
+  at::Tensor found = at::zeros({slices}, options.dtype(at::kInt));
+  Value* v = reinterpret_cast<Value*>(a.data_ptr<int32_t>());
+  Value* w = g.rank > 2 ? reinterpret_cast<Value*>(b.data_ptr<int32_t>()) : nullptr;
+  const uint8_t* m = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const Value far = static_cast<Value>(g.size[0]), none = sedt_none<Value>(g);
+  const int64_t last = g.size[g.rank - 1];
+
+  const int64_t rows = numel / last;
+  seed_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(m, v, rows, slice_numel / last, slice_numel,
+                                                         g, strides, far, found.data_ptr<int32_t>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  const int64_t lanes = slice_numel / g.size[0];
+  first_axis_kernel<<<blocks_for(slices * lanes), kThreads, 0, stream>>>(v, slices * lanes, g.size[0],
+                                                                         lanes, far, none);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  for (int k = 1; k < g.rank - 1; ++k) {
+    further_axis_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(v, w, numel, g.size[k], strides.of[k]);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    std::swap(v, w);
+  }
+  finish_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(
+      v, m, out.data_ptr<float>(), numel, slice_numel, last, g.rank > 1, found.data_ptr<int32_t>(),
+      static_cast<float>(std::sqrt(diagonal)));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(morphaug, CUDA, m) { m.impl("signed_edt", &signed_edt_cuda); }
+
+}  // namespace morphaug
