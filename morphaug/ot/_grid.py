@@ -74,12 +74,12 @@ class GridSoftMin:
                 log_x = _exact_axis(log_x, first + d, log_k)
             return log_x
         shift = log_x.amax(tuple(range(first, log_x.dim())), keepdim=True).nan_to_num(neginf=0.0)
-        x = torch.exp(log_x - shift)  # an all -inf grid stays -inf
+        x = (log_x - shift).exp_()  # an all -inf grid stays -inf
         for d, kernel in enumerate(self.kernels):
             if d == weighted_axis:
                 kernel = kernel * self.costs[d]
             x = _matmul_axis(x, first + d, kernel)
-        return x.log() + shift
+        return x.log_().add_(shift)
 
     # Dense-solver interface (see ``log_domain_iterations``): potentials flattened to (B, N).
     def absorb(self, *_) -> None:
@@ -311,17 +311,24 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
     active = torch.ones(batch, dtype=torch.bool, device=hists.device)
     log_bar = torch.full((batch, *shape), -math.log(math.prod(shape)), dtype=dtype, device=hists.device)
     log_ku = soft_min(torch.zeros_like(hists))  # POT starts from U = 1
+    all_active = True
     for it in range(max_iter):
         log_v = log_bar.unsqueeze(1) - log_ku
-        log_u = log_hists - soft_min(log_v)
-        keep = active.reshape(batch, *[1] * (1 + len(shape)))  # converged problems stop changing
-        log_ku = torch.where(keep, soft_min(log_u), log_ku)
-        log_bar = torch.where(keep[:, 0], (weights * log_ku).sum(1), log_bar)
+        log_u = soft_min(log_v).neg_().add_(log_hists)
+        if all_active:
+            log_ku = soft_min(log_u)
+            log_bar = (weights * log_ku).sum(1)
+        else:  # converged problems stop changing
+            keep = active.reshape(batch, *[1] * (1 + len(shape)))
+            log_ku = torch.where(keep, soft_min(log_u), log_ku)
+            log_bar = torch.where(keep[:, 0], (weights * log_ku).sum(1), log_bar)
         if it % CHECK_EVERY == CHECK_EVERY - 1:
             marginals = torch.exp(log_v + log_ku)  # std over N (ddof 0), written out: torch.std is slow here
             deviation = marginals - marginals.mean(1, keepdim=True)
             spread = deviation.square().mean(1).sqrt().flatten(1).sum(-1)
             active = active & ~(spread < tol)
-            if not bool(active.any()):
+            n_active = int(active.sum())
+            if n_active == 0:
                 break
+            all_active = n_active == batch
     return torch.exp(log_bar)
