@@ -543,6 +543,20 @@ def test_signed_edt_matches_scipy(monkeypatch, device, x):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(20, 400), (4, 300, 50), (3, 300, 300)])
+def test_signed_edt_far_voxels(device, shape):
+    """Axes longer than 128 with voxels far from the boundary: the CPU kernel's
+    chunks give up after 64 taps and take the envelope EDT (uint16 and uint32)."""
+    x = np.zeros((1, 3) + shape, dtype=bool)
+    x[0, 0][(slice(0, 2),) * len(shape)] = True  # a corner object
+    x[0, 1][(slice(1, 3),) + tuple(slice(n - 3, n - 1) for n in shape[1:])] = True  # the far corner
+    x[0, 2] = ~x[0, 0]
+    got = _native.signed_edt(torch.from_numpy(x).to(on(device, "signed_edt"))).cpu()
+    for c in range(3):
+        np.testing.assert_array_equal(got[0, c].numpy(), scipy_signed_edt(x[0, c]), err_msg=f"class {c}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_signed_edt_wide_values(device):
     """Shapes whose squared distances need 32 bits (uint32 lanes on CPU), and the size check."""
     rng = np.random.default_rng(3)

@@ -130,15 +130,22 @@ struct SedtOneLane {
 // the voxel t steps along the axis sits at src[l + t * step], t from
 // -before to after (those positions exist). Returns min over t of
 // src[t * step] + t^2, trying |t| = 1, 2, ... while some lane is above t^2.
+// With `finished`, gives up after `cap` taps: *finished = false and the
+// returned value is only an upper bound.
 template <typename L>
 MORPHAUG_HD typename L::V sedt_parabola(const typename L::W* src, int64_t step, int64_t before,
-                                        int64_t after) {
+                                        int64_t after, int64_t cap = INT64_MAX,
+                                        bool* finished = nullptr) {
   using W = typename L::W;
   typename L::V best = L::load(src);
   const int64_t reach = before > after ? before : after;
   for (int64_t t = 1; t <= reach; ++t) {
     const W square = static_cast<W>(t * t);
     if (!L::any_above(best, square)) break;
+    if (t > cap) {
+      *finished = false;
+      break;
+    }
     if (t <= before) best = L::min(best, L::load(src - t * step) + square);
     if (t <= after) best = L::min(best, L::load(src + t * step) + square);
   }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../core/edt.h"
 #include "../core/signed_edt.h"
 #include "../launch.h"
 
@@ -23,28 +24,40 @@ namespace {
 // taps more, far fewer tests). On 96^3 labels, 2 to 4 vectors and 3 to 6
 // taps measure within 10%, one vector or one tap 1.5x to 2x slower.
 constexpr int kPackVectors = 3;
+constexpr int kPackSteps = 4;
+
+// Taps before a chunk gives up and its lines take the lower envelope of
+// parabolas (core/edt.h) instead, whose cost does not grow with the
+// distances, on axes longer than 2 kTapCap (shorter ones always finish).
+// A tap costs about 1/70 of the envelope per voxel here, so a voxel costs
+// at most about twice the envelope's (EDT) cost either way.
+constexpr int64_t kTapCap = 64;
+
+// The taps a chunk on an axis of length n may take.
+inline int64_t tap_cap(int64_t n) { return n <= 2 * kTapCap ? n : kTapCap; }
 
 // Inlined into the AVX2 and baseline clones of their callers: out of line,
 // they would be compiled for the baseline only.
 #define kInlined inline __attribute__((always_inline))
-constexpr int kPackSteps = 4;
 
 template <typename W>
 struct Pack {
   typedef W Vector __attribute__((vector_size(32), aligned(1)));  // unaligned loads
   typedef uint64_t Words __attribute__((vector_size(32)));
-  static constexpr int64_t kPerVector = 32 / sizeof(W);
+  static constexpr int64_t kNarrow = 32 / sizeof(W);        // voxels of a vector
+  static constexpr int64_t kWide = kPackVectors * kNarrow;  // voxels of a pack
 };
 
 // `live` (per voxel of the pack): 0 where the voxel's whole line has no
 // value below `none` (its result is `none`, whatever the taps), else `none`.
 // Such voxels start at 0 instead, so that they never keep the taps going
-// (a tap gives them >= none), and get `none` at the end.
+// (a tap gives them >= none), and get `none` at the end. Returns whether
+// the pack finished within `cap` taps.
 template <typename W, int Vectors>
-kInlined void parabola_pack(const W* src, int64_t step, int64_t before, int64_t after, const W* live,
-                          W none, W* out) {
+kInlined bool parabola_pack(const W* src, int64_t step, int64_t before, int64_t after, int64_t cap,
+                            const W* live, W none, W* out) {
   using Vector = typename Pack<W>::Vector;
-  constexpr int64_t per = Pack<W>::kPerVector;
+  constexpr int64_t per = Pack<W>::kNarrow;
   Vector best[Vectors];
   for (int k = 0; k < Vectors; ++k) {
     const Vector value = *reinterpret_cast<const Vector*>(src + k * per);
@@ -52,12 +65,17 @@ kInlined void parabola_pack(const W* src, int64_t step, int64_t before, int64_t 
     best[k] = value < cap ? value : cap;
   }
   const int64_t reach = before > after ? before : after;
+  bool finished = true;
   for (int64_t t = 1; t <= reach; t += kPackSteps) {
     const W square = static_cast<W>(t * t);
     Vector above = best[0] > square;
     for (int k = 1; k < Vectors; ++k) above |= best[k] > square;
     const auto words = reinterpret_cast<typename Pack<W>::Words>(above);
     if ((words[0] | words[1] | words[2] | words[3]) == 0) break;
+    if (t > cap) {
+      finished = false;
+      break;
+    }
     for (int64_t tap = t; tap < t + kPackSteps && tap <= reach; ++tap) {
       const W tap_square = static_cast<W>(tap * tap);
       for (const int64_t shift : {-tap, tap}) {
@@ -75,32 +93,54 @@ kInlined void parabola_pack(const W* src, int64_t step, int64_t before, int64_t 
     const Vector result = cap == 0 ? none : best[k];
     *reinterpret_cast<Vector*>(out + k * per) = result;
   }
+  return finished;
 }
 
-// sedt_parabola on `width` voxels side by side (at src[0 .. width)), into
-// out[0 .. width), `live` as for parabola_pack: packs of kPackVectors
-// vectors, the last one overlapping the one before; single vectors on runs
-// too short for a pack; one voxel at a time on runs shorter than a vector.
+// sedt_parabola on a chunk of `width` neighbouring voxels (a pack, a vector
+// or one voxel; see for_chunks), `live` as for parabola_pack. Returns whether
+// it finished within `cap` taps.
 template <typename W>
-kInlined void parabola_run(const W* src, int64_t step, int64_t before, int64_t after, int64_t width,
-                         const W* live, W none, W* out) {
-  constexpr int64_t narrow = Pack<W>::kPerVector, wide = kPackVectors * narrow;
-  if (width >= wide) {
-    for (int64_t c = 0; c < width; c += wide) {
-      const int64_t at = std::min(c, width - wide);
-      parabola_pack<W, kPackVectors>(src + at, step, before, after, live + at, none, out + at);
+kInlined bool parabola_chunk(int64_t width, const W* src, int64_t step, int64_t before,
+                             int64_t after, int64_t cap, const W* live, W none, W* out) {
+  if (width == Pack<W>::kWide) {
+    return parabola_pack<W, kPackVectors>(src, step, before, after, cap, live, none, out);
+  }
+  if (width == Pack<W>::kNarrow) return parabola_pack<W, 1>(src, step, before, after, cap, live, none, out);
+  bool finished = true;
+  *out = *live ? sedt_parabola<SedtOneLane<W>>(src, step, before, after, cap, &finished) : none;
+  return finished;
+}
+
+// Cuts a row of `width` voxels into chunks(first, chunk width): packs, the
+// last one overlapping the one before; vectors on rows too short for a pack;
+// single voxels on rows shorter than a vector.
+template <typename Chunk>
+kInlined void for_chunks(int64_t width, int64_t wide, int64_t narrow, const Chunk& chunk) {
+  const int64_t size = width >= wide ? wide : width >= narrow ? narrow : 1;
+  for (int64_t c = 0; c < width; c += size) chunk(std::min(c, width - size), size);
+}
+
+// The exact lower envelope of one line of n values `stride` apart, in
+// double (integers, exact) by core/edt.h, for chunks that gave up.
+template <typename W>
+struct EnvelopeLine {
+  std::vector<double> line;
+  std::vector<EdtParabola<int64_t>> hull;
+
+  explicit EnvelopeLine(int64_t n) : line(n), hull(n) {}
+
+  void operator()(const W* in, W* out, int64_t n, int64_t stride, W none) {
+    for (int64_t i = 0; i < n; ++i) {
+      const W v = in[i * stride];
+      line[i] = v < none ? static_cast<double>(v) : static_cast<double>(INFINITY);
     }
-  } else if (width >= narrow) {
-    for (int64_t c = 0; c < width; c += narrow) {
-      const int64_t at = std::min(c, width - narrow);
-      parabola_pack<W, 1>(src + at, step, before, after, live + at, none, out + at);
-    }
-  } else {
-    for (int64_t l = 0; l < width; ++l) {
-      out[l] = live[l] ? sedt_parabola<SedtOneLane<W>>(src + l, step, before, after) : src[l];
+    edt_envelope_line_unit<int64_t, double>(line.data(), 1, n, line.data(), 1, nullptr, hull.data(),
+                                            1, false);
+    for (int64_t i = 0; i < n; ++i) {
+      out[i * stride] = line[i] < static_cast<double>(none) ? static_cast<W>(line[i]) : none;
     }
   }
-}
+};
 
 // Runs body(begin, end) over [0, count), split over torch's threads if `parallel`.
 template <typename Body>
@@ -130,24 +170,32 @@ MORPHAUG_CPU_CLONES void first_axis(W* v, int64_t n, int64_t lanes, int64_t begi
 }
 
 // A strided axis of length n on the outer blocks [begin, end), each n rows
-// of `lanes` voxels. A line without any value below `none` (no boundary
-// voxel in the plane it spans with the axes before) stays `none` at once.
+// of `lanes` voxels, a chunk of lanes at a time down the block. A line
+// without any value below `none` (no boundary voxel in the plane it spans
+// with the axes before) stays `none` at once.
 template <typename W>
 MORPHAUG_CPU_CLONES void strided_axis(const W* in, W* out, int64_t n, int64_t lanes, int64_t begin,
                                       int64_t end, W none) {
   std::vector<W> live(lanes);
+  EnvelopeLine<W> envelope(n);
   for (int64_t outer = begin; outer < end; ++outer) {
-    const W* block = in + outer * n * lanes;
+    const int64_t base = outer * n * lanes;
     std::fill(live.begin(), live.end(), W(0));
     for (int64_t i = 0; i < n; ++i) {
-      const W* __restrict__ row = block + i * lanes;
+      const W* __restrict__ row = in + base + i * lanes;
       W* __restrict__ mark = live.data();
       for (int64_t l = 0; l < lanes; ++l) mark[l] |= static_cast<W>(row[l] < none ? none : 0);
     }
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t at = (outer * n + i) * lanes;
-      parabola_run<W>(in + at, lanes, i, n - 1 - i, lanes, live.data(), none, out + at);
-    }
+    for_chunks(lanes, Pack<W>::kWide, Pack<W>::kNarrow, [&](int64_t at, int64_t width) __attribute__((always_inline)) {
+      bool finished = true;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t o = base + i * lanes + at;
+        finished &= parabola_chunk<W>(width, in + o, lanes, i, n - 1 - i, tap_cap(n), live.data() + at,
+                                      none, out + o);
+      }
+      if (finished) return;
+      for (int64_t l = at; l < at + width; ++l) envelope(in + base + l, out + base + l, n, lanes, none);
+    });
   }
 }
 
@@ -159,11 +207,17 @@ template <typename W>
 MORPHAUG_CPU_CLONES void last_axis(const W* in, const uint8_t* mask, float* out, int64_t n,
                                    int64_t begin, int64_t end, W none) {
   std::vector<W> padded(3 * n, none), best(n), live(n, none);
+  EnvelopeLine<W> envelope(n);
   W* line = padded.data() + n;
   for (int64_t index = begin; index < end; ++index) {
     const int64_t o = index * n;
     std::copy(in + o, in + o + n, line);
-    parabola_run<W>(line, 1, n - 1, n - 1, n, live.data(), none, best.data());
+    bool finished = true;
+    for_chunks(n, Pack<W>::kWide, Pack<W>::kNarrow, [&](int64_t at, int64_t width) __attribute__((always_inline)) {
+      finished &= parabola_chunk<W>(width, line + at, 1, n - 1, n - 1, tap_cap(n), live.data() + at, none,
+                                    best.data() + at);
+    });
+    if (!finished) envelope(in + o, best.data(), n, 1, none);
     const uint8_t* __restrict__ m = mask + o;
     float* __restrict__ result = out + o;
     for (int64_t i = 0; i < n; ++i) result[i] = sedt_signed<W>(best[i], m[i]);
