@@ -55,6 +55,15 @@ TORCH_LIBRARY(morphaug, m) {
   // boundary, +distance outside; a slice without boundary (empty or full)
   // is +D or -D, D = sqrt(sum n_k^2).
   m.def("signed_edt(Tensor mask) -> Tensor");
+  // POT's Sinkhorn-Knopp matrix scaling on a batch of problems a (B, n), b
+  // (B, m) with one kernel K (n, m) = exp((min C - C) / reg), every problem
+  // stopping on its own once ||P^T 1 - b||_2 < tol (checked at iterations 0,
+  // check_every, ...): (q_f = K v (B, n), q_g = K^T u (B, m), u (B, n) scaled
+  // by its row maximum `scale` (B, 1), n_iter (B,) int64); see
+  // morphaug/ot/_sinkhorn.py scaling_iterations.
+  m.def(
+      "sinkhorn_scaling(Tensor a, Tensor b, Tensor kernel, int max_iter, float tol, int check_every) "
+      "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
 }
 
 extern "C" PyObject* PyInit__C(void) {

@@ -57,6 +57,9 @@ NATIVE_OPS = {
     # the transforms' signed distance maps (DistanceMap(signed=True),
     # RandBoundaryJitter): Euclidean, unit sampling
     "signed_distance": ("signed_edt", None, 16),
+    # the Sinkhorn-Knopp loop of morphaug.ot.sinkhorn / SinkhornLoss with a
+    # shared cost (method "sinkhorn", or "auto" choosing it)
+    "sinkhorn": ("sinkhorn_scaling", frozenset({torch.float32, torch.float64}), 0),
 }
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}

@@ -50,6 +50,7 @@ def pot_solve(a, b, cost, reg, method, **kwargs):
 # --------------------------------------------------------------------------- dense parity
 
 
+@pytest.mark.usefixtures("backend")  # the Sinkhorn-Knopp loop in torch and native
 @settings(max_examples=25, deadline=None)
 @given(batch=st.integers(1, 3), n=st.integers(1, 9), m=st.integers(1, 9),
        reg=st.sampled_from([0.03, 0.1, 0.5]),
@@ -121,6 +122,7 @@ def test_batched_equals_single_problems_and_no_plan():
         assert batched.n_iter[k] == single.n_iter[0]
 
 
+@pytest.mark.usefixtures("backend")
 def test_max_iter_and_tol_like_pot():
     generator = torch.Generator().manual_seed(4)
     a, b = histograms(generator, 2, 9), histograms(generator, 2, 9)
@@ -130,6 +132,39 @@ def test_max_iter_and_tol_like_pot():
         plans, _, n_iters = pot_solve(a, b, cost, 0.01, "sinkhorn", numItermax=max_iter, stopThr=tol)
         np.testing.assert_allclose(result.plan.numpy(), plans, atol=1e-6, rtol=0)
         assert result.n_iter.tolist() == n_iters
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+def test_native_scaling_loop_is_the_torch_loop(monkeypatch, dtype):
+    """On CPU the shared-cost Sinkhorn-Knopp loop runs in C++ (op sinkhorn_scaling): the
+    same iterates as the torch loop, problems stopping at different iterations."""
+    from morphaug import _backend
+    from morphaug.ndimage import _native
+
+    if not _native.has_kernel("sinkhorn_scaling", torch.device("cpu")):
+        pytest.skip("morphaug._C is not built")
+    generator = torch.Generator().manual_seed(8)
+    a, b = histograms(generator, 6, 40, dtype=dtype), histograms(generator, 6, 30, dtype=dtype)
+    cost = line_cost(generator, 40, 30, dtype=dtype)
+    calls = []
+    monkeypatch.setattr(_native, "sinkhorn_scaling", lambda *args, real=_native.sinkhorn_scaling: calls.append(1)
+                        or real(*args))
+    for tol in (1e-9, 1e-6):  # float32: never within 1e-9 (max_iter), within 1e-6 after 41 to 61
+        native = sinkhorn(a, b, cost, 0.05, tol=tol, method="sinkhorn", max_iter=300)
+        monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+        reference = sinkhorn(a, b, cost, 0.05, tol=tol, method="sinkhorn", max_iter=300)
+        monkeypatch.delenv("MORPHAUG_BACKEND")
+        assert _backend.select("sinkhorn", a) == "native"
+        assert torch.equal(native.n_iter, reference.n_iter)
+        assert len(set(native.n_iter.tolist())) > 1 or (dtype == torch.float32 and tol == 1e-9)
+        for name in ("cost", "f", "g"):
+            torch.testing.assert_close(getattr(native, name), getattr(reference, name), rtol=1e-12 if dtype == F64
+                                       else 1e-6, atol=0, msg=name)
+    assert len(calls) == 2
+    with pytest.raises(RuntimeError, match="share a float32 or float64 dtype"):
+        _native.sinkhorn_scaling(a.double(), b.float(), cost.double(), 10, 0.0, 10)
+    with pytest.raises(RuntimeError, match=r"expected a \(B, n\)"):
+        _native.sinkhorn_scaling(a, b, cost.mT, 10, 0.0, 10)
 
 
 # --------------------------------------------------------------------------- stability

@@ -23,7 +23,7 @@ import torch
 from .._backend import built_for, load_native
 
 __all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "sinkhorn_scaling", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
@@ -324,6 +324,25 @@ def signed_edt(mask: torch.Tensor) -> torch.Tensor:
     return _ops().signed_edt(mask)
 
 
+def sinkhorn_scaling(a: torch.Tensor, b: torch.Tensor, kernel: torch.Tensor, max_iter: int, tol: float,
+                     check_every: int):
+    """POT's Sinkhorn-Knopp scaling on a batch of problems with one shared kernel, the loop native.
+
+    Args:
+        a, b: ``(B, n)`` and ``(B, m)`` histograms, float32 or float64.
+        kernel: ``(n, m)`` Gibbs kernel ``exp((min C - C) / reg)``, same dtype.
+        max_iter, tol, check_every: each problem stops once the plan's column
+            mass is within ``tol`` of ``b`` (2-norm), checked at iterations 0,
+            ``check_every``, ...; a stopped problem keeps its state.
+
+    Returns:
+        ``(q_f, q_g, u, scale, n_iter)``: ``K v``, ``K^T u``, ``u`` divided by
+        its row maximum ``scale (B, 1)``, and the iterations each problem ran.
+        The iterates of ``morphaug.ot``'s torch loop (``scaling_iterations``).
+    """
+    return _ops().sinkhorn_scaling(a, b, kernel, max_iter, tol, check_every)
+
+
 def _register_fakes() -> None:
     def index_shape(mask, return_indices):
         return (mask.ndim - 2, *mask.shape) if return_indices else (0,)
@@ -361,6 +380,11 @@ def _register_fakes() -> None:
     @torch.library.register_fake("morphaug::signed_edt")
     def _signed_edt_fake(mask):
         return mask.new_empty(mask.shape, dtype=torch.float32)
+
+    @torch.library.register_fake("morphaug::sinkhorn_scaling")
+    def _sinkhorn_scaling_fake(a, b, kernel, max_iter, tol, check_every):
+        return (torch.empty_like(a), torch.empty_like(b), torch.empty_like(a), a.new_empty((a.shape[0], 1)),
+                a.new_empty(a.shape[:1], dtype=torch.int64))
 
     @torch.library.register_fake("morphaug::ball_morphology")
     def _ball_morphology_fake(mask, radius, metric, erode):

@@ -1,0 +1,104 @@
+// CPU launcher of morphaug::sinkhorn_scaling: POT's Sinkhorn-Knopp on a batch
+// of problems with one shared kernel, the whole loop in C++ (two GEMMs per
+// iteration by ATen's BLAS, fused row loops from core/sinkhorn.h), so that
+// no iteration pays Python's per-op overhead.
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "../core/sinkhorn.h"
+
+namespace morphaug {
+namespace {
+
+// body(row) for every row in [0, rows), rows split over torch's threads in
+// tasks of at least ~4096 values.
+template <typename Body>
+void for_rows(int64_t rows, int64_t length, const Body& body) {
+  at::parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, length)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t row = begin; row < end; ++row) body(row);
+                   });
+}
+
+template <typename T>
+void scaling_loop(const at::Tensor& a, const at::Tensor& b, const at::Tensor& kernel,
+                  int64_t max_iter, double tol, int64_t check_every, at::Tensor& q_f,
+                  at::Tensor& q_g, at::Tensor& u, at::Tensor& scale, at::Tensor& n_iter) {
+  const int64_t batch = a.size(0), n = a.size(1), m = b.size(1);
+  // both products in the x @ M^T layout (the faster GEMM here)
+  const at::Tensor kernel_t = kernel.t().contiguous();
+  at::Tensor k_u = at::empty({batch, m}, b.options()), b_over_q_g = at::empty({batch, m}, b.options());
+  at::Tensor fresh_q_f = at::empty({batch, n}, a.options());
+  const T *pa = a.data_ptr<T>(), *pb = b.data_ptr<T>();
+  T *pq_f = q_f.data_ptr<T>(), *pq_g = q_g.data_ptr<T>(), *pu = u.data_ptr<T>();
+  T *pscale = scale.data_ptr<T>(), *pk_u = k_u.data_ptr<T>(), *pw = b_over_q_g.data_ptr<T>();
+  const T* pfresh = fresh_q_f.data_ptr<T>();
+  int64_t* done_at = n_iter.data_ptr<int64_t>();
+  std::vector<uint8_t> active(batch, 1);
+  int64_t n_active = batch;
+  bool have_k_u = false;
+  for (int64_t it = 0; it < max_iter; ++it) {
+    if (!have_k_u) at::mm_out(k_u, u, kernel_t.t());  // K^T u
+    for_rows(batch, m, [&](int64_t r) {
+      if (!active[r]) return;  // a converged problem keeps its state
+      std::copy(pk_u + r * m, pk_u + (r + 1) * m, pq_g + r * m);
+      sinkhorn_divide<T>(pb + r * m, pq_g + r * m, pw + r * m, m);
+    });
+    at::mm_out(fresh_q_f, b_over_q_g, kernel.t());  // K v
+    for_rows(batch, n, [&](int64_t r) {
+      if (!active[r]) return;
+      std::copy(pfresh + r * n, pfresh + (r + 1) * n, pq_f + r * n);
+      pscale[r] = sinkhorn_scaled_ratio<T>(pa + r * n, pq_f + r * n, pu + r * n, n);
+    });
+    have_k_u = false;
+    if (it % check_every != 0) continue;
+    at::mm_out(k_u, u, kernel_t.t());  // reused by the next iteration
+    have_k_u = true;
+    for (int64_t r = 0; r < batch; ++r) {
+      if (active[r] &&
+          sinkhorn_marginal_error<T>(pw + r * m, pk_u + r * m, pscale[r], pb + r * m, m) < tol) {
+        active[r] = 0;
+        done_at[r] = it + 1;
+        --n_active;
+      }
+    }
+    if (n_active == 0) break;
+  }
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_scaling_cpu(
+    const at::Tensor& a, const at::Tensor& b, const at::Tensor& kernel, int64_t max_iter, double tol,
+    int64_t check_every) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && kernel.dim() == 2 && a.size(0) == b.size(0) &&
+                  kernel.size(0) == a.size(1) && kernel.size(1) == b.size(1),
+              "morphaug::sinkhorn_scaling: expected a (B, n), b (B, m) and kernel (n, m), got ",
+              a.sizes(), ", ", b.sizes(), " and ", kernel.sizes());
+  TORCH_CHECK(a.size(0) > 0 && a.size(1) > 0 && b.size(1) > 0,
+              "morphaug::sinkhorn_scaling: empty problems, got a ", a.sizes(), " and b ", b.sizes());
+  TORCH_CHECK((a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble) &&
+                  b.scalar_type() == a.scalar_type() && kernel.scalar_type() == a.scalar_type(),
+              "morphaug::sinkhorn_scaling: a, b and kernel must share a float32 or float64 dtype, got ",
+              a.scalar_type(), ", ", b.scalar_type(), " and ", kernel.scalar_type());
+  TORCH_CHECK(max_iter >= 1 && check_every >= 1, "morphaug::sinkhorn_scaling: max_iter and check_every "
+              "must be positive, got ", max_iter, " and ", check_every);
+  const at::Tensor ac = a.contiguous(), bc = b.contiguous(), kc = kernel.contiguous();
+  at::Tensor q_f = at::empty_like(ac), q_g = at::empty_like(bc), u = at::ones_like(ac);
+  at::Tensor scale = at::empty({a.size(0), 1}, ac.options());
+  at::Tensor n_iter = at::full({a.size(0)}, max_iter, ac.options().dtype(at::kLong));
+  AT_DISPATCH_FLOATING_TYPES(ac.scalar_type(), "morphaug::sinkhorn_scaling (CPU)", [&] {
+    scaling_loop<scalar_t>(ac, bc, kc, max_iter, tol, check_every, q_f, q_g, u, scale, n_iter);
+  });
+  return {q_f, q_g, u, scale, n_iter};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("sinkhorn_scaling", &sinkhorn_scaling_cpu); }
+
+}  // namespace morphaug
