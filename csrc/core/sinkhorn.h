@@ -16,7 +16,7 @@ MORPHAUG_HD void sinkhorn_divide(const T* num, const T* den, T* out, int64_t n) 
   for (int64_t i = 0; i < n; ++i) out[i] = num[i] / den[i];
 }
 
-// u = a / q_f divided by its maximum, which is returned.
+// u = a / q_f times the reciprocal of its maximum, which is returned.
 template <typename T>
 MORPHAUG_HD T sinkhorn_scaled_ratio(const T* a, const T* q_f, T* u, int64_t n) {
   T top = a[0] / q_f[0];
@@ -24,7 +24,8 @@ MORPHAUG_HD T sinkhorn_scaled_ratio(const T* a, const T* q_f, T* u, int64_t n) {
     u[i] = a[i] / q_f[i];
     top = u[i] > top ? u[i] : top;
   }
-  for (int64_t i = 0; i < n; ++i) u[i] = u[i] / top;
+  const T inverse = T(1) / top;
+  for (int64_t i = 0; i < n; ++i) u[i] = u[i] * inverse;
   return top;
 }
 

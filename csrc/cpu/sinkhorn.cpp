@@ -44,16 +44,20 @@ void scaling_loop(const at::Tensor& a, const at::Tensor& b, const at::Tensor& ke
   int64_t n_active = batch;
   bool have_k_u = false;
   for (int64_t it = 0; it < max_iter; ++it) {
-    if (!have_k_u) at::mm_out(k_u, u, kernel_t.t());  // K^T u
+    // While every problem iterates, the products land in q_g / q_f directly;
+    // then in scratch, copied to the problems still iterating.
+    const bool all_active = n_active == batch;
+    if (!have_k_u) at::mm_out(all_active ? q_g : k_u, u, kernel_t.t());  // K^T u
+    else if (all_active) q_g.copy_(k_u);
     for_rows(batch, m, [&](int64_t r) {
       if (!active[r]) return;  // a converged problem keeps its state
-      std::copy(pk_u + r * m, pk_u + (r + 1) * m, pq_g + r * m);
+      if (!all_active) std::copy(pk_u + r * m, pk_u + (r + 1) * m, pq_g + r * m);
       sinkhorn_divide<T>(pb + r * m, pq_g + r * m, pw + r * m, m);
     });
-    at::mm_out(fresh_q_f, b_over_q_g, kernel.t());  // K v
+    at::mm_out(all_active ? q_f : fresh_q_f, b_over_q_g, kernel.t());  // K v
     for_rows(batch, n, [&](int64_t r) {
       if (!active[r]) return;
-      std::copy(pfresh + r * n, pfresh + (r + 1) * n, pq_f + r * n);
+      if (!all_active) std::copy(pfresh + r * n, pfresh + (r + 1) * n, pq_f + r * n);
       pscale[r] = sinkhorn_scaled_ratio<T>(pa + r * n, pq_f + r * n, pu + r * n, n);
     });
     have_k_u = false;

@@ -182,7 +182,7 @@ def scaling_iterations(a, b, cost, reg, max_iter, tol):
         q_f = state.keep(rows(b / q_g), q_f)
         u = a / q_f
         scale = u.amax(-1, keepdim=True)
-        u.div_(scale)
+        u.mul_(scale.reciprocal())  # as the native loop (core/sinkhorn.h)
         k_u = None
         if it % CHECK_EVERY == 0:
             # P^T 1 = v * K^T (scale u); K^T u is reused by the next iteration.
