@@ -22,6 +22,16 @@
 namespace morphaug {
 namespace {
 
+// launch(std::true_type{}) for a dilation (the maximum), else launch(std::false_type{}).
+template <typename Launch>
+void with_extremum(bool dilation, const Launch& launch) {
+  if (dilation) {
+    launch(std::true_type{});
+  } else {
+    launch(std::false_type{});
+  }
+}
+
 // The extended copy of every slice: `ext_numel` values per slice.
 template <typename T>
 __global__ void extend_kernel(const T* in, T* ext, int64_t total, ExtendedShape s,
@@ -93,16 +103,11 @@ at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
                              "morphaug::grey_footprint (CUDA)", [&] {
     const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_footprint"),
                                             stream);
-    auto run = [&](auto max) {
+    with_extremum(dilation, [&](auto max) {
       footprint_kernel<scalar_t, decltype(max)::value><<<blocks_for(numel), kThreads, 0, stream>>>(
           ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), numel, e.shape, slice_numel,
           ext_numel, offsets.data_ptr<int64_t>(), count);
-    };
-    if (dilation) {
-      run(std::true_type{});
-    } else {
-      run(std::false_type{});
-    }
+    });
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return out;
@@ -130,16 +135,11 @@ at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
         to_device(structure_weights<scalar_t>(s), c10::CppTypeToScalarType<Acc>::value, x.device());
     const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_structure"),
                                             stream);
-    auto run = [&](auto max) {
+    with_extremum(dilation, [&](auto max) {
       structure_kernel<scalar_t, decltype(max)::value><<<blocks_for(numel), kThreads, 0, stream>>>(
           ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), numel, e.shape, slice_numel,
           ext_numel, offsets.data_ptr<int64_t>(), weights.data_ptr<Acc>(), s.weights[0], count);
-    };
-    if (dilation) {
-      run(std::true_type{});
-    } else {
-      run(std::false_type{});
-    }
+    });
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return out;
