@@ -36,10 +36,6 @@ constexpr int64_t kTapCap = 64;
 // The taps a chunk on an axis of length n may take.
 inline int64_t tap_cap(int64_t n) { return n <= 2 * kTapCap ? n : kTapCap; }
 
-// Inlined into the AVX2 and baseline clones of their callers: out of line,
-// they would be compiled for the baseline only.
-#define kInlined inline __attribute__((always_inline))
-
 template <typename W>
 struct Pack {
   typedef W Vector __attribute__((vector_size(32), aligned(1)));  // unaligned loads
@@ -54,8 +50,9 @@ struct Pack {
 // (a tap gives them >= none), and get `none` at the end. Returns whether
 // the pack finished within `cap` taps.
 template <typename W, int Vectors>
-kInlined bool parabola_pack(const W* src, int64_t step, int64_t before, int64_t after, int64_t cap,
-                            const W* live, W none, W* out) {
+inline MORPHAUG_CLONE_INLINE bool parabola_pack(const W* src, int64_t step, int64_t before,
+                                                 int64_t after, int64_t cap, const W* live, W none,
+                                                 W* out) {
   using Vector = typename Pack<W>::Vector;
   constexpr int64_t per = Pack<W>::kNarrow;
   Vector best[Vectors];
@@ -100,12 +97,15 @@ kInlined bool parabola_pack(const W* src, int64_t step, int64_t before, int64_t 
 // or one voxel; see for_chunks), `live` as for parabola_pack. Returns whether
 // it finished within `cap` taps.
 template <typename W>
-kInlined bool parabola_chunk(int64_t width, const W* src, int64_t step, int64_t before,
-                             int64_t after, int64_t cap, const W* live, W none, W* out) {
+inline MORPHAUG_CLONE_INLINE bool parabola_chunk(int64_t width, const W* src, int64_t step,
+                                                  int64_t before, int64_t after, int64_t cap,
+                                                  const W* live, W none, W* out) {
   if (width == Pack<W>::kWide) {
     return parabola_pack<W, kPackVectors>(src, step, before, after, cap, live, none, out);
   }
-  if (width == Pack<W>::kNarrow) return parabola_pack<W, 1>(src, step, before, after, cap, live, none, out);
+  if (width == Pack<W>::kNarrow) {
+    return parabola_pack<W, 1>(src, step, before, after, cap, live, none, out);
+  }
   bool finished = true;
   *out = *live ? sedt_parabola<SedtOneLane<W>>(src, step, before, after, cap, &finished) : none;
   return finished;
@@ -115,7 +115,8 @@ kInlined bool parabola_chunk(int64_t width, const W* src, int64_t step, int64_t 
 // last one overlapping the one before; vectors on rows too short for a pack;
 // single voxels on rows shorter than a vector.
 template <typename Chunk>
-kInlined void for_chunks(int64_t width, int64_t wide, int64_t narrow, const Chunk& chunk) {
+inline MORPHAUG_CLONE_INLINE void for_chunks(int64_t width, int64_t wide, int64_t narrow,
+                                             const Chunk& chunk) {
   const int64_t size = width >= wide ? wide : width >= narrow ? narrow : 1;
   for (int64_t c = 0; c < width; c += size) chunk(std::min(c, width - size), size);
 }
@@ -156,7 +157,9 @@ template <typename W>
 MORPHAUG_CPU_CLONES void seed_rows(const uint8_t* mask, const Geometry& g, const int64_t* stride,
                                    int64_t begin, int64_t end, W far, W* v, std::atomic<bool>& found) {
   bool any = false;
-  for (int64_t row = begin; row < end; ++row) any = sedt_seed_row<W>(mask, g, stride, row, far, v) || any;
+  for (int64_t row = begin; row < end; ++row) {
+    any = sedt_seed_row<W>(mask, g, stride, row, far, v) || any;
+  }
   if (any) found.store(true, std::memory_order_relaxed);
 }
 
@@ -186,7 +189,7 @@ MORPHAUG_CPU_CLONES void strided_axis(const W* in, W* out, int64_t n, int64_t la
       W* __restrict__ mark = live.data();
       for (int64_t l = 0; l < lanes; ++l) mark[l] |= static_cast<W>(row[l] < none ? none : 0);
     }
-    for_chunks(lanes, Pack<W>::kWide, Pack<W>::kNarrow, [&](int64_t at, int64_t width) __attribute__((always_inline)) {
+    const auto column = [&](int64_t at, int64_t width) MORPHAUG_CLONE_INLINE {
       bool finished = true;
       for (int64_t i = 0; i < n; ++i) {
         const int64_t o = base + i * lanes + at;
@@ -195,7 +198,8 @@ MORPHAUG_CPU_CLONES void strided_axis(const W* in, W* out, int64_t n, int64_t la
       }
       if (finished) return;
       for (int64_t l = at; l < at + width; ++l) envelope(in + base + l, out + base + l, n, lanes, none);
-    });
+    };
+    for_chunks(lanes, Pack<W>::kWide, Pack<W>::kNarrow, column);
   }
 }
 
@@ -213,10 +217,11 @@ MORPHAUG_CPU_CLONES void last_axis(const W* in, const uint8_t* mask, float* out,
     const int64_t o = index * n;
     std::copy(in + o, in + o + n, line);
     bool finished = true;
-    for_chunks(n, Pack<W>::kWide, Pack<W>::kNarrow, [&](int64_t at, int64_t width) __attribute__((always_inline)) {
-      finished &= parabola_chunk<W>(width, line + at, 1, n - 1, n - 1, tap_cap(n), live.data() + at, none,
-                                    best.data() + at);
-    });
+    const auto chunk = [&](int64_t at, int64_t width) MORPHAUG_CLONE_INLINE {
+      finished &= parabola_chunk<W>(width, line + at, 1, n - 1, n - 1, tap_cap(n), live.data() + at,
+                                    none, best.data() + at);
+    };
+    for_chunks(n, Pack<W>::kWide, Pack<W>::kNarrow, chunk);
     if (!finished) envelope(in + o, best.data(), n, 1, none);
     const uint8_t* __restrict__ m = mask + o;
     float* __restrict__ result = out + o;
@@ -249,7 +254,9 @@ void signed_volume(const uint8_t* mask, float* out, const Geometry& g, W* a, W* 
     return;
   }
   const int64_t lanes0 = numel / n0;
-  for_range(parallel, lanes0, 1024, [&](int64_t s, int64_t e) { first_axis<W>(a, n0, lanes0, s, e, far, none); });
+  for_range(parallel, lanes0, 1024, [&](int64_t s, int64_t e) {
+    first_axis<W>(a, n0, lanes0, s, e, far, none);
+  });
   if (rank == 1) {
     for (int64_t p = 0; p < numel; ++p) out[p] = sedt_signed<W>(a[p], mask[p]);
     return;
