@@ -137,7 +137,8 @@ def test_max_iter_and_tol_like_pot():
 @pytest.mark.parametrize("dtype", [torch.float32, F64])
 def test_native_scaling_loop_is_the_torch_loop(monkeypatch, dtype):
     """On CPU the shared-cost Sinkhorn-Knopp loop runs in C++ (op sinkhorn_scaling): the
-    same iterates as the torch loop, problems stopping at different iterations."""
+    iterates as the torch loop (to the GEMMs' rounding: the problems are split over
+    threads), problems stopping at different iterations."""
     from morphaug import _backend
     from morphaug.ndimage import _native
 
@@ -149,17 +150,16 @@ def test_native_scaling_loop_is_the_torch_loop(monkeypatch, dtype):
     calls = []
     monkeypatch.setattr(_native, "sinkhorn_scaling", lambda *args, real=_native.sinkhorn_scaling: calls.append(1)
                         or real(*args))
-    for tol in (1e-9, 1e-6):  # float32: never within 1e-9 (max_iter), within 1e-6 after 41 to 61
+    for tol in (1e-9, 1e-6) if dtype == F64 else (1e-6, 1e-4):  # tolerances above the rounding
         native = sinkhorn(a, b, cost, 0.05, tol=tol, method="sinkhorn", max_iter=300)
         monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
         reference = sinkhorn(a, b, cost, 0.05, tol=tol, method="sinkhorn", max_iter=300)
         monkeypatch.delenv("MORPHAUG_BACKEND")
         assert _backend.select("sinkhorn", a) == "native"
-        assert torch.equal(native.n_iter, reference.n_iter)
-        assert len(set(native.n_iter.tolist())) > 1 or (dtype == torch.float32 and tol == 1e-9)
+        assert torch.equal(native.n_iter, reference.n_iter) and len(set(native.n_iter.tolist())) > 1
         for name in ("cost", "f", "g"):
-            torch.testing.assert_close(getattr(native, name), getattr(reference, name), rtol=1e-12 if dtype == F64
-                                       else 1e-6, atol=0, msg=name)
+            eps = torch.finfo(dtype).eps  # a few roundings of values below 1
+            torch.testing.assert_close(getattr(native, name), getattr(reference, name), rtol=0, atol=8 * eps, msg=name)
     assert len(calls) == 2
     with pytest.raises(RuntimeError, match="share a float32 or float64 dtype"):
         _native.sinkhorn_scaling(a.double(), b.float(), cost.double(), 10, 0.0, 10)

@@ -1,7 +1,6 @@
 // One problem's elementwise steps of POT's Sinkhorn-Knopp matrix scaling,
 // with the arithmetic of morphaug.ot's torch loop (same operations, same
-// order, so the same iterates bit for bit). The kernel products are GEMMs
-// of the launcher.
+// order). The kernel products are GEMMs of the launcher.
 #pragma once
 
 #include <cmath>

@@ -1,7 +1,8 @@
 // CPU launcher of morphaug::sinkhorn_scaling: POT's Sinkhorn-Knopp on a batch
 // of problems with one shared kernel, the whole loop in C++ (two GEMMs per
-// iteration by ATen's BLAS, fused row loops from core/sinkhorn.h), so that
-// no iteration pays Python's per-op overhead.
+// iteration by ATen's BLAS, row loops from core/sinkhorn.h), so that no
+// iteration pays Python's per-op overhead, and each thread iterates its own
+// share of the problems.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
@@ -16,55 +17,53 @@
 namespace morphaug {
 namespace {
 
-// body(row) for every row in [0, rows), rows split over torch's threads in
-// tasks of at least ~4096 values.
-template <typename Body>
-void for_rows(int64_t rows, int64_t length, const Body& body) {
-  at::parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, length)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t row = begin; row < end; ++row) body(row);
-                   });
-}
-
+// The whole loop for the problems (rows) [begin, end), on their rows of the
+// outputs; `kernel_t` is K^T, contiguous, so that both products take the
+// x @ M^T layout (the faster GEMM here).
 template <typename T>
-void scaling_loop(const at::Tensor& a, const at::Tensor& b, const at::Tensor& kernel,
-                  int64_t max_iter, double tol, int64_t check_every, at::Tensor& q_f,
-                  at::Tensor& q_g, at::Tensor& u, at::Tensor& scale, at::Tensor& n_iter) {
-  const int64_t batch = a.size(0), n = a.size(1), m = b.size(1);
-  // both products in the x @ M^T layout (the faster GEMM here)
-  const at::Tensor kernel_t = kernel.t().contiguous();
-  at::Tensor k_u = at::empty({batch, m}, b.options()), b_over_q_g = at::empty({batch, m}, b.options());
-  at::Tensor fresh_q_f = at::empty({batch, n}, a.options());
-  const T *pa = a.data_ptr<T>(), *pb = b.data_ptr<T>();
+void scaling_rows(int64_t begin, int64_t end, const at::Tensor& a_all, const at::Tensor& b_all,
+                  const at::Tensor& kernel, const at::Tensor& kernel_t, int64_t max_iter, double tol,
+                  int64_t check_every, at::Tensor& q_f_all, at::Tensor& q_g_all, at::Tensor& u_all,
+                  at::Tensor& scale_all, at::Tensor& n_iter_all) {
+  const int64_t rows = end - begin, n = a_all.size(1), m = b_all.size(1);
+  const at::Tensor a = a_all.narrow(0, begin, rows), b = b_all.narrow(0, begin, rows);
+  at::Tensor q_f = q_f_all.narrow(0, begin, rows), q_g = q_g_all.narrow(0, begin, rows);
+  at::Tensor u = u_all.narrow(0, begin, rows);
+  at::Tensor k_u = at::empty({rows, m}, b.options()), b_over_q_g = at::empty({rows, m}, b.options());
+  at::Tensor fresh_q_f = at::empty({rows, n}, a.options());
+  const T *pa = a.data_ptr<T>(), *pb = b.data_ptr<T>(), *pfresh = fresh_q_f.data_ptr<T>();
   T *pq_f = q_f.data_ptr<T>(), *pq_g = q_g.data_ptr<T>(), *pu = u.data_ptr<T>();
-  T *pscale = scale.data_ptr<T>(), *pk_u = k_u.data_ptr<T>(), *pw = b_over_q_g.data_ptr<T>();
-  const T* pfresh = fresh_q_f.data_ptr<T>();
-  int64_t* done_at = n_iter.data_ptr<int64_t>();
-  std::vector<uint8_t> active(batch, 1);
-  int64_t n_active = batch;
+  T *pk_u = k_u.data_ptr<T>(), *pw = b_over_q_g.data_ptr<T>();
+  T* pscale = scale_all.data_ptr<T>() + begin;
+  int64_t* done_at = n_iter_all.data_ptr<int64_t>() + begin;
+  std::vector<uint8_t> active(rows, 1);
+  int64_t n_active = rows;
   bool have_k_u = false;
   for (int64_t it = 0; it < max_iter; ++it) {
     // While every problem iterates, the products land in q_g / q_f directly;
     // then in scratch, copied to the problems still iterating.
-    const bool all_active = n_active == batch;
-    if (!have_k_u) at::mm_out(all_active ? q_g : k_u, u, kernel_t.t());  // K^T u
-    else if (all_active) q_g.copy_(k_u);
-    for_rows(batch, m, [&](int64_t r) {
-      if (!active[r]) return;  // a converged problem keeps its state
+    const bool all_active = n_active == rows;
+    if (!have_k_u) {
+      at::mm_out(all_active ? q_g : k_u, u, kernel_t.t());  // K^T u
+    } else if (all_active) {
+      q_g.copy_(k_u);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!active[r]) continue;  // a converged problem keeps its state
       if (!all_active) std::copy(pk_u + r * m, pk_u + (r + 1) * m, pq_g + r * m);
       sinkhorn_divide<T>(pb + r * m, pq_g + r * m, pw + r * m, m);
-    });
+    }
     at::mm_out(all_active ? q_f : fresh_q_f, b_over_q_g, kernel.t());  // K v
-    for_rows(batch, n, [&](int64_t r) {
-      if (!active[r]) return;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!active[r]) continue;
       if (!all_active) std::copy(pfresh + r * n, pfresh + (r + 1) * n, pq_f + r * n);
       pscale[r] = sinkhorn_scaled_ratio<T>(pa + r * n, pq_f + r * n, pu + r * n, n);
-    });
+    }
     have_k_u = false;
     if (it % check_every != 0) continue;
     at::mm_out(k_u, u, kernel_t.t());  // reused by the next iteration
     have_k_u = true;
-    for (int64_t r = 0; r < batch; ++r) {
+    for (int64_t r = 0; r < rows; ++r) {
       if (active[r] &&
           sinkhorn_marginal_error<T>(pw + r * m, pk_u + r * m, pscale[r], pb + r * m, m) < tol) {
         active[r] = 0;
@@ -95,8 +94,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_
   at::Tensor q_f = at::empty_like(ac), q_g = at::empty_like(bc), u = at::ones_like(ac);
   at::Tensor scale = at::empty({a.size(0), 1}, ac.options());
   at::Tensor n_iter = at::full({a.size(0)}, max_iter, ac.options().dtype(at::kLong));
+  // The problems are independent: each thread runs the whole loop on its
+  // share of them (single-threaded GEMMs, no synchronisation per iteration).
+  const at::Tensor kernel_t = kc.t().contiguous();
+  const int64_t batch = a.size(0), threads = at::get_num_threads();
   AT_DISPATCH_FLOATING_TYPES(ac.scalar_type(), "morphaug::sinkhorn_scaling (CPU)", [&] {
-    scaling_loop<scalar_t>(ac, bc, kc, max_iter, tol, check_every, q_f, q_g, u, scale, n_iter);
+    at::parallel_for(0, batch, (batch + threads - 1) / threads, [&](int64_t begin, int64_t end) {
+      scaling_rows<scalar_t>(begin, end, ac, bc, kc, kernel_t, max_iter, tol, check_every, q_f, q_g,
+                             u, scale, n_iter);
+    });
   });
   return {q_f, q_g, u, scale, n_iter};
 }

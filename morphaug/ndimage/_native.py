@@ -338,7 +338,9 @@ def sinkhorn_scaling(a: torch.Tensor, b: torch.Tensor, kernel: torch.Tensor, max
     Returns:
         ``(q_f, q_g, u, scale, n_iter)``: ``K v``, ``K^T u``, ``u`` divided by
         its row maximum ``scale (B, 1)``, and the iterations each problem ran.
-        The iterates of ``morphaug.ot``'s torch loop (``scaling_iterations``).
+        The iterates of ``morphaug.ot``'s torch loop (``scaling_iterations``),
+        to the rounding of the GEMMs: each thread iterates its own share of
+        the problems, with single-threaded GEMMs.
     """
     return _ops().sinkhorn_scaling(a, b, kernel, max_iter, tol, check_every)
 

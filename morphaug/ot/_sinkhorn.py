@@ -167,7 +167,7 @@ def scaling_iterations(a, b, cost, reg, max_iter, tol):
     """
     c_min = cost.amin((-2, -1), keepdim=True)
     kernel = torch.exp((c_min - cost) / reg)
-    if kernel.dim() == 2 and _backend.select("sinkhorn", a) == "native":  # the loop in C++, same iterates
+    if kernel.dim() == 2 and _backend.select("sinkhorn", a) == "native":  # the same loop in C++
         q_f, q_g, u, scale, n_iter = _native.sinkhorn_scaling(a, b, kernel, max_iter, tol, CHECK_EVERY)
         value = (u * matvec_rows(b / q_g, kernel * cost)).sum(-1) * scale.squeeze(-1)
         return -reg * q_f.log(), c_min.squeeze(-1) - reg * q_g.log(), n_iter, value
