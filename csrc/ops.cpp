@@ -61,6 +61,14 @@ TORCH_LIBRARY(morphaug, m) {
   // check_every, ...): (q_f = K v (B, n), q_g = K^T u (B, m), u (B, n) scaled
   // by its row maximum `scale` (B, 1), n_iter (B,) int64); see
   // morphaug/ot/_sinkhorn.py scaling_iterations.
+  // Convolutional Wasserstein barycenters (morphaug/ot/_grid.py): log of the
+  // histograms (B, N, *spatial), weights (B, N), one Gibbs kernel (n_d, n_d)
+  // per spatial axis; each problem stops on its own (POT's rule, checked at
+  // iterations check_every - 1, 2 check_every - 1, ...). Returns log(bar)
+  // (B, *spatial).
+  m.def(
+      "grid_barycenter(Tensor log_hists, Tensor weights, Tensor[] kernels, int max_iter, float tol, "
+      "int check_every) -> Tensor");
   m.def(
       "sinkhorn_scaling(Tensor a, Tensor b, Tensor kernel, int max_iter, float tol, int check_every) "
       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");

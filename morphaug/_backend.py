@@ -60,6 +60,8 @@ NATIVE_OPS = {
     # the Sinkhorn-Knopp loop of morphaug.ot.sinkhorn / SinkhornLoss with a
     # shared cost (method "sinkhorn", or "auto" choosing it)
     "sinkhorn": ("sinkhorn_scaling", frozenset({torch.float32, torch.float64}), 0),
+    # morphaug.ot.wasserstein_barycenter with method "sinkhorn" (or "auto" choosing it)
+    "wasserstein_barycenter": ("grid_barycenter", frozenset({torch.float32, torch.float64}), 16),
 }
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}

@@ -338,6 +338,36 @@ def test_barycenter_matches_pot(reg, method, weights):
     torch.testing.assert_close(result.sum((-2, -1)), torch.ones(3, dtype=F64), atol=1e-4, rtol=0)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+@pytest.mark.parametrize("shape", [(12, 15), (5, 7, 6)])
+def test_native_barycenter_loop_is_the_torch_loop(monkeypatch, dtype, shape):
+    """On CPU the barycenter iteration of method "sinkhorn" runs in C++ (op grid_barycenter):
+    the torch loop's iterates to the GEMMs' rounding, each problem stopping on its own."""
+    from morphaug.ndimage import _native
+
+    if not _native.has_kernel("grid_barycenter", torch.device("cpu")):
+        pytest.skip("morphaug._C is not built")
+    generator = torch.Generator().manual_seed(5)
+    hists = torch.rand(3, 3, *shape, generator=generator, dtype=F64) ** 4
+    hists = (hists / hists.flatten(2).sum(-1).view(3, 3, *[1] * len(shape))).to(dtype)
+    hists[1] = hists[1, :1]  # equal histograms: converged at the first check
+    weights = torch.tensor([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [1 / 3, 1 / 3, 1 / 3]], dtype=dtype)
+    reg = 2e-2 if dtype == F64 else 5e-2  # float32: (grid diameter)^2 / reg <= 64
+    calls = []
+    monkeypatch.setattr(_native, "grid_barycenter", lambda *args, real=_native.grid_barycenter: calls.append(1)
+                        or real(*args))
+    native = wasserstein_barycenter(hists, reg, weights, method="sinkhorn", tol=1e-6)
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    reference = wasserstein_barycenter(hists, reg, weights, method="sinkhorn", tol=1e-6)
+    assert calls == [1]
+    eps = torch.finfo(dtype).eps
+    torch.testing.assert_close(native, reference, rtol=64 * eps, atol=64 * eps * float(reference.max()))
+    with pytest.raises(RuntimeError, match="one kernel per spatial axis"):
+        _native.grid_barycenter(hists.log(), weights, [torch.ones(shape[0], shape[0], dtype=dtype)], 10, 0.0, 10)
+    with pytest.raises(RuntimeError, match=r"weights must be \(B, N\)"):
+        _native.grid_barycenter(hists.log(), weights[:2], [torch.ones(n, n, dtype=dtype) for n in shape], 10, 0.0, 10)
+
+
 def test_barycenter_any_number_of_axes():
     """A singleton axis costs nothing: the 3-D barycenter of (1, H, W) grids is the 2-D one."""
     generator = torch.Generator().manual_seed(13)

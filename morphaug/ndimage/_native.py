@@ -23,7 +23,7 @@ import torch
 from .._backend import built_for, load_native
 
 __all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "sinkhorn_scaling", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "sinkhorn_scaling", "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
@@ -345,6 +345,24 @@ def sinkhorn_scaling(a: torch.Tensor, b: torch.Tensor, kernel: torch.Tensor, max
     return _ops().sinkhorn_scaling(a, b, kernel, max_iter, tol, check_every)
 
 
+def grid_barycenter(log_hists: torch.Tensor, weights: torch.Tensor, kernels: Sequence[torch.Tensor],
+                    max_iter: int, tol: float, check_every: int) -> torch.Tensor:
+    """Convolutional Wasserstein barycenters, the iteration native (``morphaug.ot._grid``).
+
+    Args:
+        log_hists: ``(B, N, *S)`` log of the histograms, float32 or float64.
+        weights: ``(B, N)`` barycentric weights, same dtype.
+        kernels: one Gibbs kernel ``exp(-C_d / reg)`` ``(n_d, n_d)`` per spatial axis.
+        max_iter, tol, check_every: POT's stopping rule, each problem on its own.
+
+    Returns:
+        ``(B, *S)``: the log of the barycenters; the iterates of the torch
+        loop (``GridSoftMin`` with ``exact=False``) to the rounding of the
+        GEMMs, each thread taking whole grids.
+    """
+    return _ops().grid_barycenter(log_hists, weights, list(kernels), max_iter, tol, check_every)
+
+
 def _register_fakes() -> None:
     def index_shape(mask, return_indices):
         return (mask.ndim - 2, *mask.shape) if return_indices else (0,)
@@ -387,6 +405,10 @@ def _register_fakes() -> None:
     def _sinkhorn_scaling_fake(a, b, kernel, max_iter, tol, check_every):
         return (torch.empty_like(a), torch.empty_like(b), torch.empty_like(a), a.new_empty((a.shape[0], 1)),
                 a.new_empty(a.shape[:1], dtype=torch.int64))
+
+    @torch.library.register_fake("morphaug::grid_barycenter")
+    def _grid_barycenter_fake(log_hists, weights, kernels, max_iter, tol, check_every):
+        return log_hists.new_empty((log_hists.shape[0], *log_hists.shape[2:]))
 
     @torch.library.register_fake("morphaug::ball_morphology")
     def _ball_morphology_fake(mask, radius, metric, erode):

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import torch
 
+from .. import _backend
+from ..ndimage import _native
 from ._checks import (
     check_finite,
     check_histograms,
@@ -307,6 +309,9 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
     soft_min = _grid_soft_min(shape, _check_spacing(spacing, shape), reg, dtype, hists.device, method)
     soft_min.set_reg(reg)
     log_hists = hists.log()
+    if not soft_min.exact and _backend.select("wasserstein_barycenter", hists) == "native":  # the same loop in C++
+        weights = weights.expand(batch, n_hists)
+        return torch.exp(_native.grid_barycenter(log_hists, weights, soft_min.kernels, max_iter, tol, CHECK_EVERY))
     weights = weights.reshape(*weights.shape, *[1] * len(shape))
     active = torch.ones(batch, dtype=torch.bool, device=hists.device)
     log_bar = torch.full((batch, *shape), -math.log(math.prod(shape)), dtype=dtype, device=hists.device)
