@@ -196,7 +196,7 @@ def test_matches_scipy(name, data, device):
 @given(data=st.data())
 def test_accelerator_footprint_path_matches_scipy(name, data, device, monkeypatch):
     """Footprints not readable on the host: every box position, masked on the device."""
-    monkeypatch.setattr(_grey, "_read_on_host", lambda element, normalized: None)
+    monkeypatch.setattr(_grey, "_on_host", lambda element, normalized: None)
     _check_parity(name, data.draw(cases(op=name)), device)
 
 
@@ -329,7 +329,7 @@ def test_all_true_footprint_is_a_size_along_increasing_axes(device):
 
 def test_accelerator_footprint_all_false_sample_gives_the_identity(device, monkeypatch):
     """Not readable without a host sync, so not refused: min/max over nothing."""
-    monkeypatch.setattr(_grey, "_read_on_host", lambda element, normalized: None)
+    monkeypatch.setattr(_grey, "_on_host", lambda element, normalized: None)
     x = _batch(device, torch.int16)
     footprint = np.zeros((3, 3, 3), bool)
     footprint[0] = True

@@ -163,25 +163,17 @@ def _normalize_size(size, n: int) -> list[int]:
     return sizes
 
 
-def _read_on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
-    """``normalized`` as a NumPy bool array when ``element`` is host data, else None."""
-    if isinstance(element, torch.Tensor):
-        if element.device.type != "cpu":
-            return None
-        return (element != 0).numpy(force=True).reshape(normalized.shape)
-    return (np.asarray(element) != 0).reshape(normalized.shape)
-
-
-def _values_on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
-    """``normalized`` (float64) as a NumPy array when it can be read without a host sync, else None."""
+def _on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
+    """``normalized`` (the normalised ``element``) as a NumPy array of its dtype
+    when it can be read without a host sync, else None (an accelerator tensor)."""
     if normalized.device.type == "cpu":
-        return normalized.numpy()
+        return normalized.numpy(force=True)
     if isinstance(element, torch.Tensor):
         if element.device.type != "cpu":
             return None
     else:
         element = torch.as_tensor(np.asarray(element))
-    return element.to(torch.float64).numpy().reshape(normalized.shape)
+    return element.to(normalized.dtype).numpy(force=True).reshape(normalized.shape)
 
 
 def _normalize_cval(cval, dtype: torch.dtype, modes) -> object:
@@ -214,7 +206,7 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
     if structure is not None:
         element = structure
         structure = normalize_element(element, input, n, "structure", torch.float64)
-        structure_host = _values_on_host(element, structure)
+        structure_host = _on_host(element, structure)
     host = None
     if footprint is not None:
         element = footprint
@@ -224,7 +216,7 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
                 f"footprint and structure must have the same element shape, got "
                 f"{tuple(footprint.shape[2:])} and {tuple(structure.shape[2:])}"
             )
-        host = _read_on_host(element, footprint)
+        host = _on_host(element, footprint)
     if host is not None:
         per_slice = host.reshape(*host.shape[:2], -1)
         empty = np.argwhere(~per_slice.any(axis=-1))

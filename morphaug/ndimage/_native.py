@@ -23,7 +23,8 @@ import torch
 from .._backend import built_for, load_native
 
 __all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "sinkhorn_scaling", "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "sinkhorn_scaling",
+           "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}

@@ -169,8 +169,15 @@ def scaling_iterations(a, b, cost, reg, max_iter, tol):
     kernel = torch.exp((c_min - cost) / reg)
     if kernel.dim() == 2 and _backend.select("sinkhorn", a) == "native":  # the same loop in C++
         q_f, q_g, u, scale, n_iter = _native.sinkhorn_scaling(a, b, kernel, max_iter, tol, CHECK_EVERY)
-        value = (u * matvec_rows(b / q_g, kernel * cost)).sum(-1) * scale.squeeze(-1)
-        return -reg * q_f.log(), c_min.squeeze(-1) - reg * q_g.log(), n_iter, value
+    else:
+        q_f, q_g, u, scale, n_iter = _scaling_loop(a, b, kernel, max_iter, tol)
+    value = (u * matvec_rows(b / q_g, kernel * cost)).sum(-1) * scale.squeeze(-1)
+    return -reg * q_f.log(), c_min.squeeze(-1) - reg * q_g.log(), n_iter, value
+
+
+def _scaling_loop(a, b, kernel, max_iter, tol):
+    """The iteration of :func:`scaling_iterations` in torch: ``(q_f, q_g, u, scale, n_iter)``,
+    ``u`` divided by its row maximum ``scale``."""
     state = _Convergence(a.shape[0], max_iter, tol, a.device)
     cols, rows = kernel_products(kernel)
     u = torch.ones_like(a)  # POT's u = 1 / n, up to the free constant
@@ -189,8 +196,7 @@ def scaling_iterations(a, b, cost, reg, max_iter, tol):
             k_u = cols(u)
             if state.update(it, b / q_g * k_u * scale, b):
                 break
-    value = (u * matvec_rows(b / q_g, kernel * cost)).sum(-1) * scale.squeeze(-1)
-    return -reg * q_f.log(), c_min.squeeze(-1) - reg * q_g.log(), state.n_iter, value
+    return q_f, q_g, u, scale, state.n_iter
 
 
 def soft_min_cols(f: torch.Tensor, cost: torch.Tensor, reg: float) -> torch.Tensor:
