@@ -66,10 +66,13 @@ void iterate(const at::Tensor& log_hists, const at::Tensor& weights, at::TensorL
   T *pku = log_ku.data_ptr<T>(), *pv = log_v.data_ptr<T>(), *pbar = log_bar.data_ptr<T>();
   std::vector<uint8_t> active(batch, 1);
   const auto options = log_hists.options();
-  // body(x, scratch, grid) on every grid of an iterating problem, in parallel
+  // body(x, scratch, grid) on every grid of an iterating problem, in parallel;
+  // x and scratch: the thread's two buffers of one grid, allocated once
+  const at::Tensor work = at::empty({at::get_num_threads(), 2, numel}, options);
   const auto for_grids = [&](const auto& body) {
     at::parallel_for(0, grids, 1, [&](int64_t begin, int64_t end) {
-      at::Tensor x = at::empty({numel}, options), scratch = at::empty({numel}, options);
+      const at::Tensor mine = work.select(0, at::get_thread_num());
+      at::Tensor x = mine.select(0, 0), scratch = mine.select(0, 1);
       for (int64_t g = begin; g < end; ++g) {
         if (active[g / n_hists]) body(x, scratch, g);
       }
