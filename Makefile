@@ -2,6 +2,8 @@
 #   make demo   create .venv, install, run `python -m morphaug.demo`
 #   make test   create .venv, install, build the native kernels, run the test suite
 # MORPHAUG_CUDA=0 skips the CUDA compile while iterating locally.
+# MORPHAUG_CUDA_EMULATION=1 (the default here) also builds morphaug._C_emu, the
+# CUDA launchers compiled for the CPU emulator that the test suite runs.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,6 +11,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 EXTRAS ?= test,demo,bench,monai,torchvision,kornia
 PYTEST_ARGS ?=
+
+export MORPHAUG_CUDA_EMULATION ?= 1
 
 ifneq ($(wildcard /usr/local/cuda),)
 export CUDA_HOME ?= /usr/local/cuda

@@ -1,78 +1,13 @@
-// Schemas of every morphaug native op, and the Python module `morphaug._C`.
+// The Python module `morphaug._C` and the schemas of torch.ops.morphaug.
 //
-// Importing morphaug._C loads this library, which registers the schemas below
-// and the CPU / CUDA kernels of csrc/cpu and csrc/cuda. Python contracts and
-// fake (meta) kernels live in morphaug/ndimage/_native.py.
+// Importing morphaug._C loads this library, which registers the schemas
+// (schemas.h) and the CPU / CUDA kernels of csrc/cpu and csrc/cuda.
 #include <Python.h>
 #include <torch/library.h>
 
-TORCH_LIBRARY(morphaug, m) {
-  // Exact Euclidean distance transform of a bool mask (B, C, *spatial), true =
-  // foreground: (distances, indices), squared unless squared = false; indices
-  // (S, B, C, *spatial) int32 if return_indices, else an empty tensor.
-  m.def(
-      "edt(Tensor mask, float[]? sampling, bool return_indices, ScalarType dtype, bool squared) "
-      "-> (Tensor, Tensor)");
-  // Chamfer distance transform with SciPy's raster passes: int32 distances and,
-  // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
-  // metric: the 3^S flags of the (3,) * S structure in C order.
-  m.def("cdt(Tensor mask, int[] metric, bool return_indices) -> (Tensor, Tensor)");
-  // grey_erosion / grey_dilation (dilation = true) with a box `size`; mode codes
-  // 0 reflect, 1 mirror, 2 nearest, 3 wrap, 4 constant (cval).
-  m.def(
-      "grey_box(Tensor input, int[] size, int[] origin, int[] mode, Scalar cval, bool dilation) "
-      "-> Tensor");
-  // grey_erosion / grey_dilation with a flat footprint shared by every slice:
-  // `shape` its extent per spatial axis, `footprint` its prod(shape) flags (0 or
-  // 1, at least one 1) in C order; origin and mode as for grey_box.
-  m.def(
-      "grey_footprint(Tensor input, int[] shape, int[] footprint, int[] origin, int[] mode, "
-      "Scalar cval, bool dilation) -> Tensor");
-  // grey_erosion / grey_dilation with a non-flat element shared by every slice:
-  // `structure` its prod(shape) float64 values and `footprint` its flags (as for
-  // grey_footprint), both in C order; origin and mode as for grey_box.
-  m.def(
-      "grey_structure(Tensor input, int[] shape, float[] structure, int[] footprint, int[] origin, "
-      "int[] mode, Scalar cval, bool dilation) -> Tensor");
-  // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
-  // (B, C, *spatial) tensor for an element that holds its centre and is symmetric:
-  // `offsets` holds rank displacements per element offset (relative to the
-  // centre, every spatial axis), `weights` (B, C, offsets) bool which of them
-  // each slice's element holds; mask (input's shape, bool) or None (everywhere).
-  m.def("propagate(Tensor input, Tensor? mask, Tensor weights, int[] offsets, bool border) -> Tensor");
-  // binary_fill_holes of a bool (B, C, *spatial) tensor, element as for propagate:
-  // ~propagate(zeros, mask = ~input, border = true).
-  m.def("fill_holes(Tensor input, Tensor weights, int[] offsets) -> Tensor");
-  // Binary dilation (erode false) or erosion (border_value = 0) of each slice
-  // of a bool (B, C, *spatial) tensor by the ball of its own radius (B, C)
-  // int64 (CPU: 0 .. 127, checked; CUDA: not read on the host, clamped to
-  // 0 .. 2^15 - 1) and metric (B, C) int64: 0 euclidean (x^2 + ... <= r^2),
-  // 1 taxicab, 2 chessboard; erode (B, C) bool.
-  m.def("ball_morphology(Tensor mask, Tensor radius, Tensor metric, Tensor erode) -> Tensor");
-  // Signed Euclidean distance (unit sampling, float32) of each slice of a bool
-  // (B, C, *spatial) mask to its boundary voxels (mask voxels with a face
-  // neighbour outside the mask): -distance strictly inside the mask, +0 on the
-  // boundary, +distance outside; a slice without boundary (empty or full)
-  // is +D or -D, D = sqrt(sum n_k^2).
-  m.def("signed_edt(Tensor mask) -> Tensor");
-  // POT's Sinkhorn-Knopp matrix scaling on a batch of problems a (B, n), b
-  // (B, m) with one kernel K (n, m) = exp((min C - C) / reg), every problem
-  // stopping on its own once ||P^T 1 - b||_2 < tol (checked at iterations 0,
-  // check_every, ...): (q_f = K v (B, n), q_g = K^T u (B, m), u (B, n) scaled
-  // by its row maximum `scale` (B, 1), n_iter (B,) int64); see
-  // morphaug/ot/_sinkhorn.py scaling_iterations.
-  // Convolutional Wasserstein barycenters (morphaug/ot/_grid.py): log of the
-  // histograms (B, N, *spatial), weights (B, N), one Gibbs kernel (n_d, n_d)
-  // per spatial axis; each problem stops on its own (POT's rule, checked at
-  // iterations check_every - 1, 2 check_every - 1, ...). Returns log(bar)
-  // (B, *spatial).
-  m.def(
-      "grid_barycenter(Tensor log_hists, Tensor weights, Tensor[] kernels, int max_iter, float tol, "
-      "int check_every) -> Tensor");
-  m.def(
-      "sinkhorn_scaling(Tensor a, Tensor b, Tensor kernel, int max_iter, float tol, int check_every) "
-      "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
-}
+#include "schemas.h"
+
+TORCH_LIBRARY(morphaug, m) { morphaug::define_schemas(m); }
 
 extern "C" PyObject* PyInit__C(void) {
   static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "morphaug native kernels", -1, nullptr};

@@ -1,12 +1,6 @@
 // CUDA launcher of morphaug::ball_morphology (core/ball.h): int32 values, so
 // any radius (no host read of the radii); a thread per line along the first
 // spatial axis, then per value on each further axis, ping-pong buffers.
-#include <ATen/ATen.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <algorithm>
 
 #include "../core/ball.h"
@@ -93,7 +87,7 @@ __global__ void finish_kernel(const uint8_t* mask, const Value* v, bool* out, in
 
 at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius,
                                 const at::Tensor& metric, const at::Tensor& erode) {
-  const c10::cuda::CUDAGuard guard(mask.device());
+  const cuda::DeviceGuard guard(mask.device());
   check_ball_arguments(mask, radius, metric, erode);
   const at::Tensor x = mask.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
@@ -108,29 +102,25 @@ at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius
   at::Tensor a = at::empty(x.sizes(), x.options().dtype(at::kInt));
   at::Tensor b = x.dim() > 3 ? at::empty_like(a) : at::Tensor();
   const uint8_t* source = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = cuda::current_stream();
   const int64_t first = x.size(2);
-  first_axis_kernel<<<blocks_for(slices * (slice_numel / first)), kThreads, 0, stream>>>(
+  cuda::launch<first_axis_kernel>(blocks_for(slices * (slice_numel / first)), kThreads, stream,
       source, a.data_ptr<Value>(), slices, first, slice_numel / first, s);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   int64_t outer = first;
   for (int64_t d = 3; d < x.dim(); ++d) {
     const int64_t n = x.size(d), lanes = slice_numel / (outer * n);
-    further_axis_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(
+    cuda::launch<further_axis_kernel>(blocks_for(numel), kThreads, stream,
         a.data_ptr<Value>(), b.data_ptr<Value>(), numel, slice_numel, n, lanes, s);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
     std::swap(a, b);
     outer *= n;
   }
-  finish_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(source, a.data_ptr<Value>(),
-                                                             out.data_ptr<bool>(), numel,
-                                                             slice_numel, s);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  cuda::launch<finish_kernel>(blocks_for(numel), kThreads, stream, source, a.data_ptr<Value>(),
+                              out.data_ptr<bool>(), numel, slice_numel, s);
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CUDA, m) { m.impl("ball_morphology", &ball_morphology_cuda); }
+MORPHAUG_CUDA_KERNELS(m) { m.impl("ball_morphology", &ball_morphology_cuda); }
 
 }  // namespace morphaug

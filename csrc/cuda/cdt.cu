@@ -1,15 +1,10 @@
 // CUDA launcher of morphaug::cdt: SciPy's two raster passes, one block per
 // slice; within a row, a thread per voxel and a block-wide scan.
-#include <ATen/ATen.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <vector>
 
 #include "../core/cdt.h"
 #include "../launch.h"
+#include "runtime.cuh"
 
 namespace morphaug {
 namespace {
@@ -138,7 +133,7 @@ cdt_kernel(const bool* mask_all, int32_t* distances_all, int32_t* indices_all, i
 
 std::tuple<at::Tensor, at::Tensor> cdt_cuda(const at::Tensor& mask, at::IntArrayRef metric,
                                             bool return_indices) {
-  const c10::cuda::CUDAGuard guard(mask.device());
+  const cuda::DeviceGuard guard(mask.device());
   const CdtSetup setup = cdt_setup(mask, metric);
   const auto options = mask.options().dtype(at::kInt);
   at::Tensor distances = at::empty(mask.sizes(), options);
@@ -166,16 +161,15 @@ std::tuple<at::Tensor, at::Tensor> cdt_cuda(const at::Tensor& mask, at::IntArray
   shape.padded_numel = setup.padded_numel;
   shape.plane = mask.numel();
   auto pointer = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<int32_t>() : nullptr; };
-  cdt_kernel<<<static_cast<unsigned>(setup.slices), kBlock, 0, c10::cuda::getCurrentCUDAStream()>>>(
+  cuda::launch<cdt_kernel>(static_cast<unsigned>(setup.slices), kBlock, cuda::current_stream(),
       contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>(),
       return_indices ? indices.data_ptr<int32_t>() : nullptr, value.data_ptr<int32_t>(),
       pointer(feature), pointer(triple), pointer(triple_feature), shape, setup.neighbours);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return {distances, indices};
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CUDA, m) { m.impl("cdt", &cdt_cuda); }
+MORPHAUG_CUDA_KERNELS(m) { m.impl("cdt", &cdt_cuda); }
 
 }  // namespace morphaug

@@ -1,16 +1,12 @@
 // CUDA launcher of morphaug::edt: one pass per spatial axis, a thread per line,
 // ping-pong buffers between passes.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
 
 #include <algorithm>
 
 #include "../core/edt.h"
 #include "../launch.h"
+#include "runtime.cuh"
 
 namespace morphaug {
 namespace {
@@ -93,7 +89,7 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
     scratch_bytes = std::max(scratch_bytes, lines.length * line_launch(lines.count).slots * 16);
   }
   const at::Tensor scratch = at::empty({scratch_bytes}, mask.options().dtype(at::kByte));
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = cuda::current_stream();
   const T* f = nullptr;
   const int32_t* idx_in = nullptr;
   for (int d = 0; d < rank; ++d) {
@@ -105,14 +101,13 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
     const Launch launch = line_launch(lines.count);
     const bool root = d == rank - 1 && !squared;
     if (d == 0) {
-      binary_pass_kernel<T><<<launch.blocks, kThreads, 0, stream>>>(
+      cuda::launch<binary_pass_kernel<T>>(launch.blocks, kThreads, stream,
           mask.data_ptr<bool>(), lines, setup.geometry, out, idx_out, launch.slots, root);
     } else {
-      envelope_pass_kernel<T><<<launch.blocks, kThreads, 0, stream>>>(
+      cuda::launch<envelope_pass_kernel<T>>(launch.blocks, kThreads, stream,
           d, lines, setup.geometry, setup.unit, f, out, idx_in, idx_out, scratch.data_ptr(),
           launch.slots, root);
     }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
     f = out;
     idx_in = idx_out;
   }
@@ -121,7 +116,7 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
 std::tuple<at::Tensor, at::Tensor> edt_cuda(const at::Tensor& mask,
                                             std::optional<at::ArrayRef<double>> sampling,
                                             bool return_indices, at::ScalarType dtype, bool squared) {
-  const c10::cuda::CUDAGuard guard(mask.device());
+  const cuda::DeviceGuard guard(mask.device());
   const EdtSetup setup = edt_setup(mask, sampling, return_indices, dtype);
   if (mask.numel() == 0) return {setup.distances, setup.indices};
   const at::Tensor contiguous = mask.contiguous();
@@ -132,6 +127,6 @@ std::tuple<at::Tensor, at::Tensor> edt_cuda(const at::Tensor& mask,
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CUDA, m) { m.impl("edt", &edt_cuda); }
+MORPHAUG_CUDA_KERNELS(m) { m.impl("edt", &edt_cuda); }
 
 }  // namespace morphaug

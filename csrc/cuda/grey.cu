@@ -1,17 +1,13 @@
 // CUDA launcher of morphaug::grey_box: one van Herk pass per filtered axis, a
 // thread per line, ping-pong buffers between passes.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "runtime.cuh"
 
 namespace morphaug {
 namespace {
@@ -33,7 +29,7 @@ __global__ void box_pass_kernel(const T* in, T* out, Lines lines, BoxAxis a, T c
 
 at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
                          at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
-  const c10::cuda::CUDAGuard guard(input.device());
+  const cuda::DeviceGuard guard(input.device());
   const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode, dilation);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
@@ -41,7 +37,7 @@ at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntA
   if (axes.empty()) return out.copy_(x);
   const at::Tensor scratch = axes.size() > 1 ? at::empty_like(out) : at::Tensor();
   const int passes = static_cast<int>(axes.size());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = cuda::current_stream();
   AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
                              "morphaug::grey_box (CUDA)", [&] {
     const scalar_t fill = box_fill<scalar_t>(cval);
@@ -52,13 +48,12 @@ at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntA
       const int blocks =
           static_cast<int>(std::min((lines.count + kThreads - 1) / kThreads, kMaxBlocks));
       if (dilation) {
-        box_pass_kernel<scalar_t, true>
-            <<<blocks, kThreads, 0, stream>>>(src, dst, lines, axes[p], fill);
+        cuda::launch<box_pass_kernel<scalar_t, true>>(blocks, kThreads, stream, src, dst, lines,
+                                                      axes[p], fill);
       } else {
-        box_pass_kernel<scalar_t, false>
-            <<<blocks, kThreads, 0, stream>>>(src, dst, lines, axes[p], fill);
+        cuda::launch<box_pass_kernel<scalar_t, false>>(blocks, kThreads, stream, src, dst, lines,
+                                                       axes[p], fill);
       }
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
       src = dst;
     }
   });
@@ -67,6 +62,6 @@ at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntA
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CUDA, m) { m.impl("grey_box", &grey_box_cuda); }
+MORPHAUG_CUDA_KERNELS(m) { m.impl("grey_box", &grey_box_cuda); }
 
 }  // namespace morphaug

@@ -4,12 +4,7 @@
 // the extremum over the element's true positions, one read of the extended
 // copy each (plus the position's weight for a structure, with the CPU
 // kernel's arithmetic).
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <type_traits>
@@ -81,16 +76,15 @@ template <typename T>
 at::Tensor extend(const at::Tensor& x, const ExtendedShape& s, T cval, cudaStream_t stream) {
   const int64_t slices = x.size(0) * x.size(1), ext_numel = extended_numel(s);
   at::Tensor ext = at::empty({slices * ext_numel}, x.options());
-  extend_kernel<T><<<blocks_for(ext.numel()), kThreads, 0, stream>>>(
+  cuda::launch<extend_kernel<T>>(blocks_for(ext.numel()), kThreads, stream,
       x.data_ptr<T>(), ext.data_ptr<T>(), ext.numel(), s, x.numel() / slices, ext_numel, cval);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return ext;
 }
 
 at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
                                at::IntArrayRef footprint, at::IntArrayRef origin,
                                at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
-  const c10::cuda::CUDAGuard guard(input.device());
+  const cuda::DeviceGuard guard(input.device());
   const ExtendedElement e = grey_footprint_element(input, shape, footprint, origin, mode, dilation);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
@@ -98,17 +92,16 @@ at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
   const at::Tensor offsets = to_device(e.offsets, at::kLong, x.device());
   const int64_t numel = x.numel(), slice_numel = numel / (x.size(0) * x.size(1));
   const int64_t count = offsets.numel(), ext_numel = extended_numel(e.shape);
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = cuda::current_stream();
   AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
                              "morphaug::grey_footprint (CUDA)", [&] {
     const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_footprint"),
                                             stream);
     with_extremum(dilation, [&](auto max) {
-      footprint_kernel<scalar_t, decltype(max)::value><<<blocks_for(numel), kThreads, 0, stream>>>(
-          ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), numel, e.shape, slice_numel,
-          ext_numel, offsets.data_ptr<int64_t>(), count);
+      cuda::launch<footprint_kernel<scalar_t, decltype(max)::value>>(
+          blocks_for(numel), kThreads, stream, ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
+          numel, e.shape, slice_numel, ext_numel, offsets.data_ptr<int64_t>(), count);
     });
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return out;
 }
@@ -117,7 +110,7 @@ at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
                                at::ArrayRef<double> structure, at::IntArrayRef footprint,
                                at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
                                bool dilation) {
-  const c10::cuda::CUDAGuard guard(input.device());
+  const cuda::DeviceGuard guard(input.device());
   const StructureSetup s =
       grey_structure_setup(input, shape, structure, footprint, origin, mode, dilation);
   const at::Tensor x = input.contiguous();
@@ -127,7 +120,7 @@ at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
   const at::Tensor offsets = to_device(e.offsets, at::kLong, x.device());
   const int64_t numel = x.numel(), slice_numel = numel / (x.size(0) * x.size(1));
   const int64_t count = offsets.numel(), ext_numel = extended_numel(e.shape);
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = cuda::current_stream();
   AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
                              "morphaug::grey_structure (CUDA)", [&] {
     using Acc = StructureAcc<scalar_t>;
@@ -136,18 +129,18 @@ at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
     const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_structure"),
                                             stream);
     with_extremum(dilation, [&](auto max) {
-      structure_kernel<scalar_t, decltype(max)::value><<<blocks_for(numel), kThreads, 0, stream>>>(
-          ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), numel, e.shape, slice_numel,
-          ext_numel, offsets.data_ptr<int64_t>(), weights.data_ptr<Acc>(), s.weights[0], count);
+      cuda::launch<structure_kernel<scalar_t, decltype(max)::value>>(
+          blocks_for(numel), kThreads, stream, ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
+          numel, e.shape, slice_numel, ext_numel, offsets.data_ptr<int64_t>(),
+          weights.data_ptr<Acc>(), s.weights[0], count);
     });
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CUDA, m) {
+MORPHAUG_CUDA_KERNELS(m) {
   m.impl("grey_footprint", &grey_footprint_cuda);
   m.impl("grey_structure", &grey_structure_cuda);
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "runtime.cuh"
+
 namespace morphaug {
 
 constexpr int kThreads = 256;

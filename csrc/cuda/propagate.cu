@@ -15,12 +15,6 @@
 // device int; the host reads it after every two rounds over the axes (one
 // sync) and stops once the last sweep changed nothing. Most masks settle in
 // a few rounds; a path that turns often needs a round per turn or so.
-#include <ATen/ATen.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -88,7 +82,7 @@ __global__ void finish_kernel(const uint8_t* state, bool* out, int64_t numel, in
 
 at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
                const at::Tensor& weights, at::IntArrayRef offsets, bool border, bool fill) {
-  const c10::cuda::CUDAGuard guard(input.device());
+  const cuda::DeviceGuard guard(input.device());
   const PropagateSetup s = propagate_setup(input, mask, weights, offsets);
   at::Tensor out = at::empty(input.sizes(), input.options());
   if (input.numel() == 0) return out;
@@ -96,25 +90,23 @@ at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
   const at::Tensor m = mask.has_value() ? mask->contiguous() : at::Tensor();
   const at::Tensor w = weights.contiguous();
   const auto on_device = x.options();
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = cuda::current_stream();
   const int64_t numel = x.numel();
   const PaddedShape& padded = s.padded;
 
   const at::Tensor all_offsets = to_device(s.offset, at::kInt, x.device());
   at::Tensor active = at::empty({s.slices, s.count}, on_device.dtype(at::kInt));
   at::Tensor active_count = at::empty({s.slices}, on_device.dtype(at::kInt));
-  active_offsets_kernel<<<blocks_for(s.slices), kThreads, 0, stream>>>(
+  cuda::launch<active_offsets_kernel>(blocks_for(s.slices), kThreads, stream,
       w.data_ptr<bool>(), all_offsets.data_ptr<int32_t>(), s.count, s.slices,
       active.data_ptr<int32_t>(), active_count.data_ptr<int32_t>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 
   at::Tensor state = at::full({s.slices * s.padded_numel}, border ? kPropagateReached : kPropagateClosed,
                               on_device.dtype(at::kByte));
   uint8_t* st = state.data_ptr<uint8_t>();
-  start_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(
+  cuda::launch<start_kernel>(blocks_for(numel), kThreads, stream,
       x.data_ptr<bool>(), m.defined() ? m.data_ptr<bool>() : nullptr, st, numel, s.slice_numel,
       s.padded_numel, padded, fill);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
 
   std::vector<int> axes;  // those an element offset moves along
   for (int k = 0; k < padded.rank; ++k) {
@@ -128,20 +120,18 @@ at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
         for (const int axis : axes) {
           const Lines lines = lines_along(x, axis);
           for (const bool forward : {true, false}) {
-            sweep_kernel<<<blocks_for(lines.count), kThreads, 0, stream>>>(
+            cuda::launch<sweep_kernel>(blocks_for(lines.count), kThreads, stream,
                 st, lines, padded.pstride[axis], forward, s.slice_numel, s.padded_numel, padded,
                 active.data_ptr<int32_t>(), active_count.data_ptr<int32_t>(),
                 s.count, last_change.data_ptr<int32_t>(), sweep++);
-            C10_CUDA_KERNEL_LAUNCH_CHECK();
           }
         }
       }
     } while (last_change.item<int32_t>() == sweep - 1);  // the host sync
   }
 
-  finish_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(
+  cuda::launch<finish_kernel>(blocks_for(numel), kThreads, stream,
       st, out.data_ptr<bool>(), numel, s.slice_numel, s.padded_numel, padded, fill);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }
 
@@ -158,7 +148,7 @@ at::Tensor fill_holes_cuda(const at::Tensor& input, const at::Tensor& weights,
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CUDA, m) {
+MORPHAUG_CUDA_KERNELS(m) {
   m.impl("propagate", &propagate_cuda);
   m.impl("fill_holes", &fill_holes_cuda);
 }

@@ -3,12 +3,6 @@
 // axis for the sweeps, then per voxel for every further axis (its taps
 // sedt_parabola, one voxel a thread). Whether a slice has a boundary voxel
 // stays on the device: no host read.
-#include <ATen/ATen.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <cmath>
 
 #include "../core/signed_edt.h"
@@ -77,7 +71,7 @@ __global__ void finish_kernel(const Value* in, const uint8_t* mask, float* out, 
 
 at::Tensor signed_edt_cuda(const at::Tensor& mask) {
   check_mask(mask, "signed_edt");
-  const c10::cuda::CUDAGuard guard(mask.device());
+  const cuda::DeviceGuard guard(mask.device());
   Geometry g{};
   g.rank = static_cast<int>(mask.dim() - 2);
   Strides strides{};
@@ -104,32 +98,29 @@ at::Tensor signed_edt_cuda(const at::Tensor& mask) {
   Value* v = reinterpret_cast<Value*>(a.data_ptr<int32_t>());
   Value* w = g.rank > 2 ? reinterpret_cast<Value*>(b.data_ptr<int32_t>()) : nullptr;
   const uint8_t* m = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = cuda::current_stream();
   const Value far = static_cast<Value>(g.size[0]), none = sedt_none<Value>(g);
   const int64_t last = g.size[g.rank - 1];
 
   const int64_t rows = numel / last;
-  seed_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(m, v, rows, slice_numel / last, slice_numel,
-                                                         g, strides, far, found.data_ptr<int32_t>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  cuda::launch<seed_kernel>(blocks_for(rows), kThreads, stream, m, v, rows, slice_numel / last,
+                            slice_numel, g, strides, far, found.data_ptr<int32_t>());
   const int64_t lanes = slice_numel / g.size[0];
-  first_axis_kernel<<<blocks_for(slices * lanes), kThreads, 0, stream>>>(v, slices * lanes, g.size[0],
-                                                                         lanes, far, none);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  cuda::launch<first_axis_kernel>(blocks_for(slices * lanes), kThreads, stream, v, slices * lanes,
+                                  g.size[0], lanes, far, none);
   for (int k = 1; k < g.rank - 1; ++k) {
-    further_axis_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(v, w, numel, g.size[k], strides.of[k]);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    cuda::launch<further_axis_kernel>(blocks_for(numel), kThreads, stream, v, w, numel, g.size[k],
+                                      strides.of[k]);
     std::swap(v, w);
   }
-  finish_kernel<<<blocks_for(numel), kThreads, 0, stream>>>(
+  cuda::launch<finish_kernel>(blocks_for(numel), kThreads, stream,
       v, m, out.data_ptr<float>(), numel, slice_numel, last, g.rank > 1, found.data_ptr<int32_t>(),
       static_cast<float>(std::sqrt(diagonal)));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CUDA, m) { m.impl("signed_edt", &signed_edt_cuda); }
+MORPHAUG_CUDA_KERNELS(m) { m.impl("signed_edt", &signed_edt_cuda); }
 
 }  // namespace morphaug
