@@ -89,6 +89,11 @@ at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius
                                 const at::Tensor& metric, const at::Tensor& erode) {
   const cuda::DeviceGuard guard(mask.device());
   check_ball_arguments(mask, radius, metric, erode);
+  // Metric codes are checked on the device, without a host read: a bad one
+  // fails a device-side assertion (at once on CPU tensors, in emulation).
+  at::_assert_async(metric.ge(kBallEuclidean).logical_and(metric.le(kBallChessboard)).all(),
+                    "morphaug::ball_morphology: metric codes are 0 (euclidean), 1 (taxicab) and 2 "
+                    "(chessboard)");
   const at::Tensor x = mask.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   const int64_t slices = x.size(0) * x.size(1);
