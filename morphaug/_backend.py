@@ -16,6 +16,12 @@ each call:
     ops that have native kernels must use them: a RuntimeError says why when
     they cannot (not built, other device or dtype). Ops without native kernels
     still run on torch.
+
+``MORPHAUG_EMULATE_CUDA=1`` (tests only, read at each call) sends the native
+calls on CPU tensors to the CUDA launchers instead, run on the CPU by the
+emulator of the test-only extension ``morphaug._C_emu`` (csrc/emu/): every
+choice is then the one a CUDA tensor would get, and ops without a CUDA kernel
+run on torch.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import os
 
 import torch
 
-__all__ = ["backend_info", "select", "load_native", "built_for", "NATIVE_OPS"]
+__all__ = ["backend_info", "select", "load_native", "load_emulation", "emulating_cuda", "ops_namespace",
+           "built_for", "NATIVE_OPS"]
 
 _REAL_DTYPES = frozenset({
     torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
@@ -66,19 +73,44 @@ NATIVE_OPS = {
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
 _CHOICES = ("auto", "torch", "native")
-_loaded: tuple[object | None, str | None] | None = None
+_loaded: dict[str, tuple[object | None, str | None]] = {}
+_HOW_TO_BUILD = {
+    "morphaug._C": "reinstall morphaug with a C++ compiler to build it",
+    "morphaug._C_emu": "reinstall morphaug with MORPHAUG_CUDA_EMULATION=1 to build it (make test does)",
+}
+
+
+def _load(name: str):
+    if name not in _loaded:
+        try:
+            _loaded[name] = (importlib.import_module(name), None)
+        except ImportError as error:
+            _loaded[name] = (None, f"{name} is not importable ({error}); {_HOW_TO_BUILD[name]}")
+    return _loaded[name]
+
+
+def emulating_cuda() -> bool:
+    """Whether ``MORPHAUG_EMULATE_CUDA=1``: native calls on CPU tensors go to the emulated CUDA launchers."""
+    return os.environ.get("MORPHAUG_EMULATE_CUDA", "").strip() == "1"
+
+
+def load_emulation():
+    """``(module, None)`` once the test-only ``morphaug._C_emu`` is imported, else ``(None, reason)``."""
+    return _load("morphaug._C_emu")
 
 
 def load_native():
-    """``(module, None)`` once ``morphaug._C`` is imported, else ``(None, reason)``."""
-    global _loaded
-    if _loaded is None:
-        try:
-            _loaded = (importlib.import_module("morphaug._C"), None)
-        except ImportError as error:
-            _loaded = (None, f"morphaug._C is not importable ({error}); reinstall morphaug "
-                             "with a C++ compiler to build it")
-    return _loaded
+    """``(module, None)`` once ``morphaug._C`` is imported (and ``morphaug._C_emu`` when
+    emulating CUDA), else ``(None, reason)``."""
+    loaded = _load("morphaug._C")
+    if loaded[0] is not None and emulating_cuda():
+        return load_emulation()
+    return loaded
+
+
+def ops_namespace(device_type: str) -> str:
+    """The ``torch.ops`` namespace whose kernels serve ``device_type`` tensors."""
+    return "morphaug_emu" if device_type == "cpu" and emulating_cuda() else "morphaug"
 
 
 def _requested() -> str:
@@ -89,9 +121,11 @@ def _requested() -> str:
 
 
 def built_for(op: str, device_type: str) -> bool:
-    """Whether the loaded library has a kernel of ``torch.ops.morphaug.<op>`` for ``device_type``."""
+    """Whether the loaded library has a kernel of ``torch.ops.morphaug.<op>`` for ``device_type``
+    (of the emulated CUDA launcher for CPU tensors, when emulating CUDA)."""
     key = _DISPATCH_KEYS.get(device_type)
-    return key is not None and torch._C._dispatch_has_kernel_for_dispatch_key(f"morphaug::{op}", key)
+    return key is not None and torch._C._dispatch_has_kernel_for_dispatch_key(
+        f"{ops_namespace(device_type)}::{op}", key)
 
 
 def _why_not_native(op_name: str, device_type: str, dtype: torch.dtype | None,
@@ -139,9 +173,10 @@ def backend_info(verbose: bool = True) -> dict:
     (device types with native kernels for some op; ``ops`` says which),
     ``native_error`` (why ``morphaug._C`` is missing, or None), ``torch``,
     ``torch_cuda`` (CUDA version torch was built with, or None),
-    ``cuda_available``, ``requested`` (the ``MORPHAUG_BACKEND`` setting) and
-    ``ops``: ``{function: {device: backend}}`` for cpu and cuda (float32
-    inputs of rank 3).
+    ``cuda_available``, ``requested`` (the ``MORPHAUG_BACKEND`` setting),
+    ``emulating_cuda`` (``MORPHAUG_EMULATE_CUDA=1``: the cpu column is then
+    the emulated CUDA launchers') and ``ops``: ``{function: {device:
+    backend}}`` for cpu and cuda (float32 inputs of rank 3).
     """
     module, error = load_native()
     devices = [d for d in _DISPATCH_KEYS if module is not None
@@ -168,6 +203,7 @@ def backend_info(verbose: bool = True) -> dict:
         "torch_cuda": torch.version.cuda,
         "cuda_available": torch.cuda.is_available(),
         "requested": requested,
+        "emulating_cuda": emulating_cuda(),
         "ops": ops,
     }
     if verbose:
@@ -185,6 +221,8 @@ def _summary(info: dict) -> str:
     ]
     if info["native_error"]:
         lines.append(f"why not built: {info['native_error']}")
+    if info["emulating_cuda"]:
+        lines.append("MORPHAUG_EMULATE_CUDA=1: cpu calls run the CUDA launchers, emulated (morphaug._C_emu)")
     width = max(len(name) for name in info["ops"])
     lines.append(f"{'op'.ljust(width)}  cpu     cuda")
     for name, per_device in info["ops"].items():
