@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 import torch
 
+from morphaug import _backend
+
 # The cuda parameter carries the ``cuda`` mark, so ``pytest -m cuda`` (as in
 # scripts/gpu_check.sh) runs every device-parametrised test on the GPU; it is
 # skipped where no CUDA device exists.
@@ -37,20 +39,33 @@ def device(request):
     return torch.device(request.param)
 
 
-@pytest.fixture(params=["torch", "auto"], scope="module")
+@pytest.fixture(params=["torch", "auto", "emulated"], scope="module")
 def backend(request):
-    """Runs a module's tests on the pure-torch backend, then on the automatic choice.
+    """Runs a module's tests on the pure-torch backend, on the automatic choice, then on the
+    automatic choice with CUDA emulated.
 
     ``auto`` picks the native kernels wherever they are built (see
-    ``morphaug.backend_info()``), so both backends face the same parity tests.
+    ``morphaug.backend_info()``); ``emulated`` sends those calls on CPU tensors to the
+    CUDA launchers, run by the emulator of ``morphaug._C_emu`` (skipped without it), with
+    the choices a CUDA tensor would get. All three face the same parity tests.
     """
-    previous = os.environ.get("MORPHAUG_BACKEND")
-    os.environ["MORPHAUG_BACKEND"] = request.param
+    if request.param == "emulated" and _backend.load_emulation()[0] is None:
+        pytest.skip(_backend.load_emulation()[1])
+    settings = {"MORPHAUG_BACKEND": "torch" if request.param == "torch" else "auto",
+                "MORPHAUG_EMULATE_CUDA": "1" if request.param == "emulated" else None}
+    previous = {name: os.environ.get(name) for name in settings}
+    for name, value in settings.items():
+        _set_environment(name, value)
     yield request.param
-    if previous is None:
-        os.environ.pop("MORPHAUG_BACKEND", None)
+    for name, value in previous.items():
+        _set_environment(name, value)
+
+
+def _set_environment(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
     else:
-        os.environ["MORPHAUG_BACKEND"] = previous
+        os.environ[name] = value
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,16 @@
 """Native kernels (``morphaug._C``) against SciPy, slice by slice.
 
-Skipped when ``morphaug._C`` is not built. Cases marked ``cuda`` run the same
-checks on a GPU (skipped without one, or when the build has no CUDA kernels).
+Skipped when ``morphaug._C`` is not built. Each case runs on three devices:
+``cpu`` (the CPU kernels), ``emulated`` (CPU tensors, the calls sent to the
+CUDA launchers run by the emulator of ``morphaug._C_emu``, blocks and threads
+in forward, reverse and shuffled orders in turn; skipped without that
+extension) and ``cuda`` (marked ``cuda``: skipped without a GPU, or when the
+build has no CUDA kernels).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -18,18 +24,37 @@ from morphaug.ndimage import _native
 
 NATIVE, WHY_NOT = _backend.load_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
+EMULATOR, WHY_NO_EMULATOR = _backend.load_emulation()
 
-DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=pytest.mark.cuda)]
+DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("emulated", id="emulated"),
+           pytest.param("cuda", id="cuda", marks=pytest.mark.cuda)]
+# The emulator's orders, one call after the other: forward, reverse, then shuffles.
+EMULATED_ORDERS = itertools.cycle([("forward", 0), ("reverse", 0)] + [("shuffle", s) for s in range(1, 5)])
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 MODES = ["reflect", "mirror", "nearest", "wrap", "constant"]
 MAX_SIDE = {1: 40, 2: 12, 3: 7, 4: 4}
 
 
+@pytest.fixture(autouse=True)
+def emulated_cuda(request, monkeypatch):
+    """On the ``emulated`` device, native calls on CPU tensors go to the emulated CUDA launchers."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is None or callspec.params.get("device") != "emulated":
+        return
+    if EMULATOR is None:
+        pytest.skip(WHY_NO_EMULATOR)
+    monkeypatch.setenv("MORPHAUG_EMULATE_CUDA", "1")
+
+
 def on(device: str, op: str) -> torch.device:
-    """The device, skipping when the build has no kernel of ``op`` for it."""
+    """The tensors' device, skipping when the build has no kernel of ``op`` for it; on the
+    ``emulated`` device, the emulator takes its next order."""
     if device == "cuda" and not torch._C._dispatch_has_kernel_for_dispatch_key(f"morphaug::{op}", "CUDA"):
         pytest.skip("morphaug._C was built without CUDA kernels")
+    if device == "emulated":
+        EMULATOR.set_order(*next(EMULATED_ORDERS))
+        return torch.device("cpu")
     return torch.device(device)
 
 
@@ -831,8 +856,13 @@ def test_grey_erosion_takes_the_structure_kernel(device, monkeypatch):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck(device):
-    ops = _native._ops()
     mask = torch.from_numpy(np.random.default_rng(3).random((2, 1, 5, 4)) < 0.7).to(on(device, "edt"))
+    ops = _native._ops(mask)
+    key = mask.device.type.upper()
+
+    def has(op):
+        return torch._C._dispatch_has_kernel_for_dispatch_key(f"{ops.name}::{op}", key)
+
     torch.library.opcheck(ops.edt.default, (mask, [1.0, 0.5], True, torch.float32, False))
     torch.library.opcheck(ops.edt.default, (mask, None, False, torch.float64, True))
     torch.library.opcheck(ops.cdt.default, (mask, [1] * 9, True))
@@ -840,24 +870,24 @@ def test_opcheck(device):
     values = torch.randn(2, 1, 5, 4, device=mask.device)
     torch.library.opcheck(ops.grey_box.default, (values, [3, 2], [0, -1], [0, 4], 0.5, False))
     torch.library.opcheck(ops.grey_box.default, (values.to(torch.int32), [3, 2], [1, 0], [1, 3], 2, True))
-    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::grey_footprint", mask.device.type.upper()):
+    if has("grey_footprint"):
         flags = [0, 1, 1, 1, 1, 0]
         torch.library.opcheck(ops.grey_footprint.default, (values, [3, 2], flags, [0, -1], [0, 4], 0.5, False))
         torch.library.opcheck(ops.grey_footprint.default,
                               (values.to(torch.int32), [2, 3], flags, [0, 1], [2, 3], 2, True))
-    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::grey_structure", mask.device.type.upper()):
+    if has("grey_structure"):
         weights = [0.5, -1.0, 0.0, 2.0, 1.25, -0.5]
         torch.library.opcheck(ops.grey_structure.default,
                               (values, [3, 2], weights, [0, 1, 1, 1, 1, 0], [0, -1], [0, 4], 0.5, False))
         torch.library.opcheck(ops.grey_structure.default,
                               (values.to(torch.int32), [2, 3], weights, [1] * 6, [0, 1], [2, 3], 2, True))
-    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::propagate", mask.device.type.upper()):
+    if has("propagate"):
         weights = torch.ones(2, 1, 5, dtype=torch.bool, device=mask.device)
         offsets = [0, -1, -1, 0, 0, 0, 1, 0, 0, 1]
         torch.library.opcheck(ops.propagate.default, (mask & (values > 1), mask, weights, offsets, True))
         torch.library.opcheck(ops.propagate.default, (mask & (values > 1), None, weights, offsets, False))
         torch.library.opcheck(ops.fill_holes.default, (mask, weights, offsets))
-    if torch._C._dispatch_has_kernel_for_dispatch_key("morphaug::ball_morphology", mask.device.type.upper()):
+    if has("ball_morphology"):
         lead = dict(dtype=torch.long, device=mask.device)
         torch.library.opcheck(ops.ball_morphology.default,
                               (mask, torch.tensor([[2], [0]], **lead), torch.tensor([[0], [2]], **lead),
@@ -876,14 +906,14 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
     (lambda: _native.edt(MASK, [1.0, 0.0]), "sampling must be positive and finite, got 0"),
     (lambda: _native.edt(MASK, None, False, torch.int32), "float32 or float64, got Int"),
     (lambda: _native.edt(torch.zeros((1, 1) + (1,) * 17, dtype=torch.bool)), "at most 16 spatial axes"),
-    (lambda: _native._ops().cdt(MASK, [1] * 8, False), "must hold the 9 flags"),
-    (lambda: _native._ops().cdt(MASK, [2] * 9, False), "flags must be 0 or 1, got 2"),
+    (lambda: _native._ops(MASK).cdt(MASK, [1] * 8, False), "must hold the 9 flags"),
+    (lambda: _native._ops(MASK).cdt(MASK, [2] * 9, False), "flags must be 0 or 1, got 2"),
     (lambda: _native.cdt(torch.zeros((1, 1) + (1,) * 7, dtype=torch.bool)), "at most 6 spatial axes"),
     (lambda: _native.cdt(MASK.int()), "expected a bool mask"),
     (lambda: _native.grey_box(MASK.float(), [3, 3], [2, 0], MODES[:2], 0.0, False),
      "origin 2 is out of range for size 3"),
     (lambda: _native.grey_box(MASK.float(), [0, 3], [0, 0], MODES[:2], 0.0, False), "size must be >= 1"),
-    (lambda: _native._ops().grey_box(MASK.float(), [3, 3], [0, 0], [0, 9], 0.0, False), "mode code 9"),
+    (lambda: _native._ops(MASK).grey_box(MASK.float(), [3, 3], [0, 0], [0, 9], 0.0, False), "mode code 9"),
     (lambda: _native.grey_box(MASK.float(), [3], [0], MODES[:1], 0.0, False),
      r"one value per spatial axis \(2\)"),
     (lambda: _native.grey_box(MASK.to(torch.complex64), [3, 3], [0, 0], MODES[:2], 0.0, False),
@@ -892,9 +922,9 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "cval -1 is out of range"),
     (lambda: _native.grey_footprint(MASK.float(), np.zeros((3, 3), bool), [0, 0], MODES[:2], 0.0, False),
      "footprint must have at least one true element"),
-    (lambda: _native._ops().grey_footprint(MASK.float(), [2, 2], [1] * 3, [0, 0], [0, 0], 0.0, False),
+    (lambda: _native._ops(MASK).grey_footprint(MASK.float(), [2, 2], [1] * 3, [0, 0], [0, 0], 0.0, False),
      "footprint must hold the 4 flags"),
-    (lambda: _native._ops().grey_footprint(MASK.float(), [1, 2], [1, 2], [0, 0], [0, 0], 0.0, False),
+    (lambda: _native._ops(MASK).grey_footprint(MASK.float(), [1, 2], [1, 2], [0, 0], [0, 0], 0.0, False),
      "flags must be 0 or 1, got 2"),
     (lambda: _native.grey_footprint(MASK.float(), np.ones((3, 1), bool), [0, 1], MODES[:2], 0.0, False),
      "origin 1 is out of range for extent 1"),
@@ -904,9 +934,9 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "grey_footprint: cval -1 is out of range"),
     (lambda: _native.grey_structure(MASK.float(), np.ones((3, 3)), np.zeros((3, 3)), [0, 0], MODES[:2], 0.0,
                                     False), "grey_structure: footprint must have at least one true element"),
-    (lambda: _native._ops().grey_structure(MASK.float(), [2, 2], [0.0] * 3, [1] * 4, [0, 0], [0, 0], 0.0, False),
+    (lambda: _native._ops(MASK).grey_structure(MASK.float(), [2, 2], [0.0] * 3, [1] * 4, [0, 0], [0, 0], 0.0, False),
      "structure must hold the 4 values"),
-    (lambda: _native._ops().grey_structure(MASK.float(), [2, 2], [0.0] * 4, [1] * 3, [0, 0], [0, 0], 0.0, False),
+    (lambda: _native._ops(MASK).grey_structure(MASK.float(), [2, 2], [0.0] * 4, [1] * 3, [0, 0], [0, 0], 0.0, False),
      "footprint must hold the 4 flags"),
     (lambda: _native.grey_structure(MASK.float(), np.ones((3, 1)), None, [0, 1], MODES[:2], 0.0, False),
      "grey_structure: origin 1 is out of range for extent 1"),
@@ -920,7 +950,7 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "mask must be a bool tensor of the input's shape"),
     (lambda: _native.propagate(MASK, None, torch.ones(1, 1, 2, dtype=torch.bool), [(0, 0)], 0),
      r"weights must be a bool \(B, C, offsets\) tensor of shape \(1, 1, 1\)"),
-    (lambda: _native._ops().fill_holes(MASK, torch.ones(1, 1, 1, dtype=torch.bool), [0, 0, 0]),
+    (lambda: _native._ops(MASK).fill_holes(MASK, torch.ones(1, 1, 1, dtype=torch.bool), [0, 0, 0]),
      "offsets must hold 2 values per element offset"),
     (lambda: _native.fill_holes(MASK.float(), torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)]),
      "expected a bool mask"),
@@ -934,7 +964,10 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
                                      torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, 1, dtype=torch.bool)),
      "expected a bool mask"),
 ])
-def test_bad_inputs_raise_from_the_kernels(call, message):
+@pytest.mark.parametrize("device", ["cpu", "emulated"])
+def test_bad_inputs_raise_from_the_kernels(device, call, message):
+    if device == "emulated" and "radius must be in" in message:
+        pytest.skip("the CUDA launcher takes any radius")
     with pytest.raises(RuntimeError, match=message):
         call()
 
