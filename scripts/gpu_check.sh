@@ -2,7 +2,8 @@
 # GPU check of morphaug's native kernels, run from the repository root on a
 # CUDA machine (torch with CUDA, nvcc, ninja, scipy, pytest, hypothesis;
 # cupy optional): build with the CUDA kernels, show the backends, run the
-# CUDA tests, then time batched EDT / CDT / grey erosion on the GPU against a
+# CUDA tests (tests/test_cuda_emulation.py's cases on the GPU among them: the
+# cases every CUDA kernel passes in emulation on CPU machines), then time batched EDT / CDT / grey erosion on the GPU against a
 # SciPy loop and cupyx.scipy.ndimage, and the transforms and OT suites of
 # benchmarks/run.py on the GPU (Sinkhorn with 4096 pairs included). About 6
 # minutes; each step has a timeout.
