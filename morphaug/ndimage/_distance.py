@@ -41,11 +41,12 @@ SciPy parity
   within one ulp; torch's vectorised ``sqrt`` is not always correctly
   rounded). Indices follow SciPy's tie rule (the lower index along
   each axis, axes in order ``0 .. S-1``) and are identical to SciPy's without
-  ``sampling``. With ``sampling`` the squared distances are summed in the
-  distances' dtype in SciPy's order: in float64 the ties are SciPy's; in
-  float32, distances that differ only by rounding may break a tie the other
-  way (the index then points at a background voxel at the same distance, to
-  rounding).
+  ``sampling``. With ``sampling``, two background voxels at the same
+  distance may round to sums one ulp apart (in float32 and, rarely, in
+  float64: 26 s^2 as 0 + 1 + 25 or as 1 + 16 + 9), so a tie may be broken the
+  other way: the index then points at a background voxel at the same
+  distance, to rounding. The native kernels reproduce SciPy's float64
+  arithmetic, ties included.
 * ``distance_transform_cdt``: distances and indices identical to SciPy's,
   for the named metrics and for any ``3 x ... x 3`` metric array (the raster
   scans are reproduced, tie order included). A metric array means
