@@ -100,6 +100,7 @@ import operator
 
 import torch
 
+from .. import _sync
 from .._backend import select
 from . import _native
 from ._normalize import (
@@ -375,7 +376,8 @@ def _repeat(step, x, iterations, chunks):
             remaining -= count
             if remaining == 0:
                 return x
-        stable, repeated = torch.stack([(previous == x).all(), (checkpoint == x).all()]).tolist()
+        stable, repeated = _sync.host_read(torch.stack([(previous == x).all(), (checkpoint == x).all()]),
+                                           "binary fixpoint")
         if stable:
             return x
         if repeated and remaining is None:

@@ -86,7 +86,7 @@ Algorithms and cost (torch backend)
 Host syncs
 ----------
 None. A ``metric`` array given as an accelerator tensor is read back once
-(it decides which offsets the raster scans use).
+(it decides which offsets the raster scans use; ``morphaug._sync``).
 
 Backends
 --------
@@ -104,6 +104,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .. import _sync
 from .._backend import select
 from . import _native
 from ._normalize import check_input, foreground, normalize_sequence
@@ -628,7 +629,7 @@ def _cdt_structure(metric, rank: int) -> np.ndarray:
             f"array of shape {(3,) * rank}, got {metric!r}"
         )
     if isinstance(metric, torch.Tensor):
-        metric = metric.detach().cpu().numpy()
+        metric = metric.numpy(force=True) if metric.device.type == "cpu" else _sync.host_read(metric, "cdt metric")
     try:
         array = np.asarray(metric)
     except (TypeError, ValueError) as error:

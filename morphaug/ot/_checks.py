@@ -2,7 +2,8 @@
 
 Every check raises ``TypeError`` (wrong kind of argument) or ``ValueError``
 (wrong shape or value) with the argument's name and the value received.
-Value checks read the tensors once on the host, before any iteration.
+Value checks read their verdicts back in one host read per check
+(``morphaug._sync``, "ot arguments"), before any iteration.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import numbers
 
 import torch
+
+from .. import _sync
 
 METHODS = ("auto", "sinkhorn", "stabilized", "log")
 
@@ -36,8 +39,13 @@ def check_same_device(**tensors: torch.Tensor) -> torch.device:
     return reference.device
 
 
+def non_finite(x: torch.Tensor) -> torch.Tensor:
+    """Whether ``x`` holds a nan or an inf, as a bool tensor on its device."""
+    return ~torch.isfinite(x).all()
+
+
 def check_finite(name: str, x: torch.Tensor) -> None:
-    if not bool(torch.isfinite(x).all()):
+    if _sync.host_read(non_finite(x), "ot arguments"):
         raise ValueError(f"{name} contains non-finite values (nan or inf)")
 
 
@@ -46,19 +54,23 @@ def check_histograms(a_name: str, a: torch.Tensor, b_name: str, b: torch.Tensor,
 
     The first ``n_batch_dims`` dimensions index problems; the rest are bins.
     """
-    for name, x in ((a_name, a), (b_name, b)):
-        check_finite(name, x)
-        if bool((x < 0).any()):
-            raise ValueError(f"{name} has negative entries; histograms must be non-negative")
     mass_a = a.flatten(n_batch_dims).sum(-1)
     mass_b = b.flatten(n_batch_dims).sum(-1)
-    if not bool((mass_a > 0).all()):
-        raise ValueError(f"{a_name} has a problem with zero total mass")
     # Balanced OT needs equal masses; the tolerance forgives the rounding of a
     # normalisation, not unnormalised counts.
     rtol = 10 * torch.finfo(a.dtype).eps ** 0.5
     mismatch = (mass_a - mass_b).abs() > rtol * torch.maximum(mass_a, mass_b)
-    if bool(mismatch.any()):
+    problems = torch.stack([non_finite(a), (a < 0).any(), non_finite(b), (b < 0).any(),
+                            ~(mass_a > 0).all(), mismatch.any()])
+    a_non_finite, a_negative, b_non_finite, b_negative, empty, unequal = _sync.host_read(problems, "ot arguments")
+    for name, bad, negative in ((a_name, a_non_finite, a_negative), (b_name, b_non_finite, b_negative)):
+        if bad:
+            raise ValueError(f"{name} contains non-finite values (nan or inf)")
+        if negative:
+            raise ValueError(f"{name} has negative entries; histograms must be non-negative")
+    if empty:
+        raise ValueError(f"{a_name} has a problem with zero total mass")
+    if unequal:
         index = tuple(torch.nonzero(mismatch)[0].tolist())
         raise ValueError(
             f"{a_name} and {b_name} must have the same total mass per problem (balanced OT); "

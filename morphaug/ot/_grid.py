@@ -15,16 +15,16 @@ from collections.abc import Sequence
 
 import torch
 
-from .. import _backend
+from .. import _backend, _sync
 from ..ndimage import _native
 from ._checks import (
-    check_finite,
     check_histograms,
     check_iterations,
     check_method,
     check_reg,
     check_tensor,
     common_dtype,
+    non_finite,
 )
 from ._sinkhorn import CHECK_EVERY, SinkhornResult, log_domain_iterations, safe_exponent
 
@@ -227,10 +227,14 @@ def _check_weights(weights, batch: int, n_hists: int, dtype, device) -> torch.Te
         raise ValueError(f"weights must have shape (N,) = {(n_hists,)} or (B, N) = {(batch, n_hists)}, "
                          f"got {tuple(weights.shape)}")
     weights = weights.detach().to(dtype).reshape(-1, n_hists)
-    check_finite("weights", weights)
-    if bool((weights < 0).any()):
+    not_one = ~torch.isclose(weights.sum(-1), torch.ones((), dtype=dtype, device=device), atol=1e-6).all()
+    problems = torch.stack([non_finite(weights), (weights < 0).any(), not_one])
+    bad, negative, unnormalised = _sync.host_read(problems, "ot arguments")
+    if bad:
+        raise ValueError("weights contains non-finite values (nan or inf)")
+    if negative:
         raise ValueError("weights has negative entries")
-    if not torch.allclose(weights.sum(-1), torch.ones((), dtype=dtype, device=device), atol=1e-6):
+    if unnormalised:
         raise ValueError(f"weights must sum to 1 (barycentric coordinates), "
                          f"got sums {weights.sum(-1).tolist()}")
     return weights
@@ -332,7 +336,7 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
             deviation = marginals - marginals.mean(1, keepdim=True)
             spread = deviation.square().mean(1).sqrt().flatten(1).sum(-1)
             active = active & ~(spread < tol)
-            n_active = int(active.sum())
+            n_active = _sync.host_read(active.sum(), "ot convergence")
             if n_active == 0:
                 break
             all_active = n_active == batch

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from .. import _backend
+from .. import _backend, _sync
 from ..ndimage import _native
 from ._checks import (
     check_finite,
@@ -149,7 +149,7 @@ class _Convergence:
         done = self.active & (torch.linalg.vector_norm(column_mass - b, dim=-1) < self.tol)
         self.n_iter = torch.where(done, it + 1, self.n_iter)
         self.active = self.active & ~done
-        n_active = int(self.active.sum())
+        n_active = _sync.host_read(self.active.sum(), "ot convergence")
         self.all_active = n_active == self.active.numel()
         return n_active == 0
 
@@ -314,7 +314,7 @@ def log_domain_iterations(domain, a, b, reg, max_iter, tol, annealing):
 
 def solve(a, b, cost, reg, max_iter, tol, method, epsilon_scaling):
     """Batched Sinkhorn on checked, detached inputs: ``(f_hat, g_hat, n_iter, <P, C>)``."""
-    span = float((cost.amax((-2, -1)) - cost.amin((-2, -1))).max())
+    span = _sync.host_read((cost.amax((-2, -1)) - cost.amin((-2, -1))).max(), "ot cost range")
     fits = span / reg <= safe_exponent(cost.dtype)
     if method == "sinkhorn" and not fits:
         raise ValueError(

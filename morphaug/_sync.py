@@ -1,0 +1,36 @@
+"""The host reads of morphaug: the only places that read device data back.
+
+morphaug queues its work on the input's device and reads nothing back but
+the values listed in :data:`READS`, each through :func:`host_read`, which the
+test suite replaces to count them and to prove that nothing else reads the
+device (``tests/test_device_discipline.py``). On the CPU a read costs nothing.
+
+Not listed: the CUDA propagation kernels (``binary_propagation``,
+``binary_fill_holes``) also synchronise inside ``morphaug._C``, once per two
+rounds of sweeps over the axes; elements and other arguments given as CPU
+tensors or NumPy arrays are read on the host by design; and an error being
+raised may read values for its message.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["READS", "host_read"]
+
+#: Why morphaug reads device data back, and where.
+READS = {
+    "binary fixpoint": "repeated binary steps (iterations != 1; binary_propagation and binary_fill_holes on "
+                       "the torch backend): whether the last chunk of steps changed anything, once per chunk",
+    "ot arguments": "morphaug.ot value checks (finite, non-negative histograms of equal mass, barycentric "
+                    "weights, a finite cost), once per call",
+    "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact",
+    "ot convergence": "sinkhorn, grid_sinkhorn, wasserstein_barycenter: how many problems still iterate, "
+                      "every 10 iterations (POT's check)",
+    "cdt metric": "distance_transform_cdt: a metric array given as an accelerator tensor, once",
+}
+
+
+def host_read(tensor: torch.Tensor, why: str):
+    """``tensor.tolist()``: a value morphaug must know on the host (``why``: a key of :data:`READS`)."""
+    return tensor.tolist()
