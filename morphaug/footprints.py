@@ -251,12 +251,12 @@ def ellipsoid(radii: Sequence[float], *, device=None) -> torch.Tensor:
     # Axes of radius 0 hold only x_i = 0; leave them out of the products.
     positive = [i for i, r in enumerate(values) if r > 0]
     total = math.prod(squared[i] for i in positive)
-    lhs = torch.zeros([2 * h + 1 for h in half], dtype=torch.float64)
+    lhs = torch.zeros([2 * h + 1 for h in half], dtype=torch.float64, device=device)
     for i in positive:
-        x = torch.arange(-half[i], half[i] + 1, dtype=torch.float64)
+        x = torch.arange(-half[i], half[i] + 1, dtype=torch.float64, device=device)
         x = x.view([-1 if axis == i else 1 for axis in range(len(values))])
         lhs = lhs + x * x * math.prod(squared[j] for j in positive if j != i)
-    return (lhs <= total).to(device)
+    return lhs <= total
 
 
 def _check_shapes(shapes) -> tuple[str, ...]:
