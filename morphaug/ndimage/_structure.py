@@ -71,9 +71,8 @@ def generate_binary_structure(rank, connectivity):
     connectivity = max(_int(connectivity, "connectivity"), 1)
     if rank < 1:
         return torch.tensor(True)
-    steps = torch.arange(3) - 1
-    grids = torch.meshgrid(*([steps] * rank), indexing="ij")
-    return sum(grid.abs() for grid in grids) <= connectivity
+    # from NumPy values: a host element, as users give them (no tensor factory runs on the host)
+    return torch.from_numpy(np.abs(np.indices((3,) * rank) - 1).sum(0) <= connectivity)
 
 
 def iterate_structure(structure, iterations, origin=None):
