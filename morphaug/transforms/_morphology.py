@@ -299,9 +299,9 @@ class FillHoles(LabelTransform):
             raise ValueError(f"{type(self).__name__}: connectivity={self.connectivity} exceeds the {ndim} spatial axes")
         index = to_index(x, fmt)
         masks = class_masks(index, "index", classes)
-        # generate_binary_structure(ndim, c), built on the labels' device: the L1 ball in the 3^n box
-        c = self.connectivity
-        structure = _footprints.cross(c, ndim, device=x.device)[(slice(c - 1, c + 2),) * ndim]
+        # a host element, read on the host: symmetric, so the fill takes the native kernel
+        # or the torch backend's component labelling (an element on the device would take plain steps)
+        structure = ndimage.generate_binary_structure(ndim, self.connectivity)
         filled = ndimage.binary_fill_holes(masks, structure=structure)
         holes = filled & ~masks & (index == 0)
         size = filled.sum(dim=tuple(range(2, x.ndim)), keepdim=True)
