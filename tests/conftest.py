@@ -47,8 +47,12 @@ def backend(request):
     ``auto`` picks the native kernels wherever they are built (see
     ``morphaug.backend_info()``); ``emulated`` sends those calls on CPU tensors to the
     CUDA launchers, run by the emulator of ``morphaug._C_emu`` (skipped without it), with
-    the choices a CUDA tensor would get. All three face the same parity tests.
+    the choices a CUDA tensor would get. All three face the same parity tests. A module
+    whose ops have no CUDA kernel sets ``NO_CUDA_KERNELS = True``: emulated, it would only
+    repeat the torch backend.
     """
+    if request.param == "emulated" and getattr(request.module, "NO_CUDA_KERNELS", False):
+        pytest.skip("no CUDA kernel: emulated CUDA runs the torch backend here")
     if request.param == "emulated" and _backend.load_emulation()[0] is None:
         pytest.skip(_backend.load_emulation()[1])
     settings = {"MORPHAUG_BACKEND": "torch" if request.param == "torch" else "auto",

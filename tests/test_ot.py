@@ -15,6 +15,7 @@ from morphaug.ot import SinkhornLoss, grid_sinkhorn, sinkhorn, wasserstein_baryc
 ot = pytest.importorskip("ot")
 
 F64 = torch.float64
+NO_CUDA_KERNELS = True  # the OT loops are native on CPU only (conftest's backend fixture)
 POT_METHOD = {"auto": "sinkhorn", "sinkhorn": "sinkhorn", "log": "sinkhorn_log", "stabilized": "sinkhorn_log"}
 
 
