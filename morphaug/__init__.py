@@ -9,7 +9,7 @@ each op.
 """
 
 from . import footprints, ndimage, ot, transforms
-from ._backend import backend_info
+from ._ops import backend_info
 
 __version__ = "0.1.0"
 

@@ -22,7 +22,7 @@ timeout 300 env MORPHAUG_CUDA=1 MORPHAUG_REQUIRE_NATIVE=1 \
 echo "== backends"
 timeout 60 "$PYTHON" - <<'EOF'
 import torch
-from morphaug._backend import backend_info
+from morphaug._ops import backend_info
 info = backend_info()
 assert torch.cuda.is_available(), "no CUDA device visible"
 assert "cuda" in info["native_devices"], "morphaug._C has no CUDA kernels"
@@ -39,7 +39,7 @@ import numpy as np
 import scipy.ndimage as ndi
 import torch
 
-from morphaug.ndimage import _native
+from morphaug._ops import kernels as _native
 
 try:
     import cupy

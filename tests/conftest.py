@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from morphaug import _backend
+from morphaug import _ops
 
 # The cuda parameter carries the ``cuda`` mark, so ``pytest -m cuda`` (as in
 # scripts/gpu_check.sh) runs every device-parametrised test on the GPU; it is
@@ -53,8 +53,8 @@ def backend(request):
     """
     if request.param == "emulated" and getattr(request.module, "NO_CUDA_KERNELS", False):
         pytest.skip("no CUDA kernel: emulated CUDA runs the torch backend here")
-    if request.param == "emulated" and _backend.load_emulation()[0] is None:
-        pytest.skip(_backend.load_emulation()[1])
+    if request.param == "emulated" and _ops.load_emulation()[0] is None:
+        pytest.skip(_ops.load_emulation()[1])
     settings = {"MORPHAUG_BACKEND": "torch" if request.param == "torch" else "auto",
                 "MORPHAUG_EMULATE_CUDA": "1" if request.param == "emulated" else None}
     previous = {name: os.environ.get(name) for name in settings}

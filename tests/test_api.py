@@ -116,10 +116,10 @@ def test_bad_input_is_named(name, kwargs, bad, error, match):
         getattr(ndimage, name)(bad, **kwargs)
 
 
-def test_backend_info_reports_every_op():
+def test_backend_info_reports_every_kernel():
     info = morphaug.backend_info(verbose=False)
     assert info["torch"] == torch.__version__
-    assert set(info["ops"]) >= {"distance_transform_edt", "distance_transform_cdt", "grey_erosion"}
-    for per_device in info["ops"].values():
-        assert set(per_device) == {"cpu", "cuda"}
-        assert set(per_device.values()) <= {"native", "torch", "unavailable (native forced)"}
+    assert set(info["kernels"]) >= {"edt", "cdt", "grey_box", "propagate", "ball_morphology"}
+    for row in info["kernels"].values():
+        assert {"used_by", "cpu", "cuda"} <= set(row)
+        assert {row["cpu"], row["cuda"]} <= {"native", "torch", "unavailable (native forced)"}

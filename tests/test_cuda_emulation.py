@@ -26,13 +26,13 @@ import pytest
 import scipy.ndimage as ndi
 import torch
 
-from morphaug import _backend
-from morphaug.ndimage import _native
+from morphaug import _ops
+from morphaug._ops import kernels as _native
 
 from test_native import MODES, ball_footprint, random_values, scipy_signed_edt
 
-NATIVE, WHY_NO_NATIVE = _backend.load_native()
-EMULATOR, WHY_NO_EMULATOR = _backend.load_emulation()
+NATIVE, WHY_NO_NATIVE = _ops.load_native()
+EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NO_NATIVE or "")
 needs_emulator = pytest.mark.skipif(EMULATOR is None, reason=WHY_NO_EMULATOR or "")
 
@@ -286,7 +286,7 @@ def cuda_kernels() -> set[str]:
 @pytest.mark.parametrize("name", list(CASES))
 def test_every_case_on_the_gpu(name):
     """The same cases on a real GPU (scripts/gpu_check.sh): CUDA kernels against the CPU ones and SciPy."""
-    if not _backend.built_for("edt", "cuda"):
+    if not _ops.built_for("edt", "cuda"):
         pytest.skip("morphaug._C was built without CUDA kernels")
     call, reference = CASES[name]
     got = [t.cpu().numpy() for t in as_tuple(call("cuda"))]
@@ -333,9 +333,9 @@ def test_orders_are_checked():
 def test_select_follows_the_cuda_kernels_when_emulating(monkeypatch):
     x = torch.zeros(1, 1, 4, 4)
     monkeypatch.setenv("MORPHAUG_EMULATE_CUDA", "1")
-    assert _backend.select("distance_transform_edt", x.bool()) == "native"
-    assert _backend.select("sinkhorn", x[0, 0]) == "torch"  # no CUDA kernel: the GPU's choice
-    assert _backend.backend_info(verbose=False)["emulating_cuda"]
+    assert _ops.use_native("edt", x.bool())
+    assert not _ops.use_native("sinkhorn_scaling", x[0, 0])  # no CUDA kernel: the GPU's choice
+    assert _ops.backend_info(verbose=False)["emulating_cuda"]
 
 
 # --- the emulator's model, on the probe kernels ----------------------------------

@@ -19,12 +19,12 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from morphaug import _backend
-from morphaug.ndimage import _native
+from morphaug import _ops
+from morphaug._ops import kernels as _native
 
-NATIVE, WHY_NOT = _backend.load_native()
+NATIVE, WHY_NOT = _ops.load_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
-EMULATOR, WHY_NO_EMULATOR = _backend.load_emulation()
+EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
 
 DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("emulated", id="emulated"),
            pytest.param("cuda", id="cuda", marks=pytest.mark.cuda)]
@@ -857,7 +857,7 @@ def test_grey_erosion_takes_the_structure_kernel(device, monkeypatch):
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck(device):
     mask = torch.from_numpy(np.random.default_rng(3).random((2, 1, 5, 4)) < 0.7).to(on(device, "edt"))
-    ops = _native._ops(mask)
+    ops = _ops.ops_for(mask)
     key = mask.device.type.upper()
 
     def has(op):
@@ -906,14 +906,14 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
     (lambda: _native.edt(MASK, [1.0, 0.0]), "sampling must be positive and finite, got 0"),
     (lambda: _native.edt(MASK, None, False, torch.int32), "float32 or float64, got Int"),
     (lambda: _native.edt(torch.zeros((1, 1) + (1,) * 17, dtype=torch.bool)), "at most 16 spatial axes"),
-    (lambda: _native._ops(MASK).cdt(MASK, [1] * 8, False), "must hold the 9 flags"),
-    (lambda: _native._ops(MASK).cdt(MASK, [2] * 9, False), "flags must be 0 or 1, got 2"),
+    (lambda: _ops.ops_for(MASK).cdt(MASK, [1] * 8, False), "must hold the 9 flags"),
+    (lambda: _ops.ops_for(MASK).cdt(MASK, [2] * 9, False), "flags must be 0 or 1, got 2"),
     (lambda: _native.cdt(torch.zeros((1, 1) + (1,) * 7, dtype=torch.bool)), "at most 6 spatial axes"),
     (lambda: _native.cdt(MASK.int()), "expected a bool mask"),
     (lambda: _native.grey_box(MASK.float(), [3, 3], [2, 0], MODES[:2], 0.0, False),
      "origin 2 is out of range for size 3"),
     (lambda: _native.grey_box(MASK.float(), [0, 3], [0, 0], MODES[:2], 0.0, False), "size must be >= 1"),
-    (lambda: _native._ops(MASK).grey_box(MASK.float(), [3, 3], [0, 0], [0, 9], 0.0, False), "mode code 9"),
+    (lambda: _ops.ops_for(MASK).grey_box(MASK.float(), [3, 3], [0, 0], [0, 9], 0.0, False), "mode code 9"),
     (lambda: _native.grey_box(MASK.float(), [3], [0], MODES[:1], 0.0, False),
      r"one value per spatial axis \(2\)"),
     (lambda: _native.grey_box(MASK.to(torch.complex64), [3, 3], [0, 0], MODES[:2], 0.0, False),
@@ -922,9 +922,9 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "cval -1 is out of range"),
     (lambda: _native.grey_footprint(MASK.float(), np.zeros((3, 3), bool), [0, 0], MODES[:2], 0.0, False),
      "footprint must have at least one true element"),
-    (lambda: _native._ops(MASK).grey_footprint(MASK.float(), [2, 2], [1] * 3, [0, 0], [0, 0], 0.0, False),
+    (lambda: _ops.ops_for(MASK).grey_footprint(MASK.float(), [2, 2], [1] * 3, [0, 0], [0, 0], 0.0, False),
      "footprint must hold the 4 flags"),
-    (lambda: _native._ops(MASK).grey_footprint(MASK.float(), [1, 2], [1, 2], [0, 0], [0, 0], 0.0, False),
+    (lambda: _ops.ops_for(MASK).grey_footprint(MASK.float(), [1, 2], [1, 2], [0, 0], [0, 0], 0.0, False),
      "flags must be 0 or 1, got 2"),
     (lambda: _native.grey_footprint(MASK.float(), np.ones((3, 1), bool), [0, 1], MODES[:2], 0.0, False),
      "origin 1 is out of range for extent 1"),
@@ -934,9 +934,9 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "grey_footprint: cval -1 is out of range"),
     (lambda: _native.grey_structure(MASK.float(), np.ones((3, 3)), np.zeros((3, 3)), [0, 0], MODES[:2], 0.0,
                                     False), "grey_structure: footprint must have at least one true element"),
-    (lambda: _native._ops(MASK).grey_structure(MASK.float(), [2, 2], [0.0] * 3, [1] * 4, [0, 0], [0, 0], 0.0, False),
+    (lambda: _ops.ops_for(MASK).grey_structure(MASK.float(), [2, 2], [0.0] * 3, [1] * 4, [0, 0], [0, 0], 0.0, False),
      "structure must hold the 4 values"),
-    (lambda: _native._ops(MASK).grey_structure(MASK.float(), [2, 2], [0.0] * 4, [1] * 3, [0, 0], [0, 0], 0.0, False),
+    (lambda: _ops.ops_for(MASK).grey_structure(MASK.float(), [2, 2], [0.0] * 4, [1] * 3, [0, 0], [0, 0], 0.0, False),
      "footprint must hold the 4 flags"),
     (lambda: _native.grey_structure(MASK.float(), np.ones((3, 1)), None, [0, 1], MODES[:2], 0.0, False),
      "grey_structure: origin 1 is out of range for extent 1"),
@@ -950,7 +950,7 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "mask must be a bool tensor of the input's shape"),
     (lambda: _native.propagate(MASK, None, torch.ones(1, 1, 2, dtype=torch.bool), [(0, 0)], 0),
      r"weights must be a bool \(B, C, offsets\) tensor of shape \(1, 1, 1\)"),
-    (lambda: _native._ops(MASK).fill_holes(MASK, torch.ones(1, 1, 1, dtype=torch.bool), [0, 0, 0]),
+    (lambda: _ops.ops_for(MASK).fill_holes(MASK, torch.ones(1, 1, 1, dtype=torch.bool), [0, 0, 0]),
      "offsets must hold 2 values per element offset"),
     (lambda: _native.fill_holes(MASK.float(), torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)]),
      "expected a bool mask"),
@@ -983,49 +983,49 @@ def test_bad_python_arguments():
 
 # --- backend selection -------------------------------------------------------
 
-def test_select_honours_the_environment(monkeypatch):
+def test_use_native_honours_the_environment(monkeypatch):
     x = torch.zeros(1, 1, 4, 4)
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
-    assert _backend.select("distance_transform_edt", x) == "native"
-    assert _backend.select("grey_erosion", x) == "native"
-    assert _backend.select("binary_hit_or_miss", x) == "torch"  # no native kernel
-    assert _backend.select("grey_erosion", x.to(torch.complex64)) == "torch"
-    assert _backend.select("binary_propagation", x.bool()) == "native"
-    assert _backend.select("binary_fill_holes", x.bool()) == "native"
-    assert _backend.select("distance_transform_cdt", torch.zeros((1, 1) + (2,) * 7)) == "torch"
+    for kernel in ("edt", "cdt", "grey_box", "grey_footprint", "propagate", "fill_holes", "ball_morphology"):
+        assert _ops.use_native(kernel, x.bool())
+    assert not _ops.use_native("grey_box", x.to(torch.complex64))  # not a dtype it takes
+    assert not _ops.use_native("cdt", torch.zeros((1, 1) + (2,) * 7))  # 7 axes: at most 6
     meta = torch.zeros(1, 1, 4, 4, device="meta")
-    assert _backend.select("distance_transform_edt", meta) == "torch"
+    assert not _ops.use_native("edt", meta)
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
-    assert _backend.select("distance_transform_edt", x) == "torch"
+    assert not _ops.use_native("edt", x)
     monkeypatch.setenv("MORPHAUG_BACKEND", "native")
-    assert _backend.select("grey_dilation", x) == "native"
-    assert _backend.select("binary_hit_or_miss", x) == "torch"
-    with pytest.raises(RuntimeError, match="no 'edt' kernel for meta tensors"):
-        _backend.select("distance_transform_edt", meta)
+    assert _ops.use_native("grey_box", x)
+    with pytest.raises(RuntimeError, match="distance_transform_edt on a meta .* no 'edt' kernel for meta tensors"):
+        _ops.use_native("edt", meta, "distance_transform_edt")
     monkeypatch.setenv("MORPHAUG_BACKEND", "fastest")
     with pytest.raises(ValueError, match="MORPHAUG_BACKEND must be one of"):
-        _backend.select("distance_transform_edt", x)
+        _ops.use_native("edt", x)
 
 
-def test_select_without_the_extension(monkeypatch):
-    monkeypatch.setattr(_backend, "load_native", lambda: (None, "morphaug._C is not importable (test)"))
+def test_use_native_without_the_extension(monkeypatch):
+    from morphaug._ops import _library
+
+    monkeypatch.setattr(_library, "load_native", lambda: (None, "morphaug._C is not importable (test)"))
     x = torch.zeros(1, 1, 4, 4)
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
-    assert _backend.select("distance_transform_edt", x) == "torch"
+    assert not _ops.use_native("edt", x)
     monkeypatch.setenv("MORPHAUG_BACKEND", "native")
     with pytest.raises(RuntimeError, match=r"cannot run natively: morphaug._C is not importable \(test\)"):
-        _backend.select("distance_transform_edt", x)
-    info = _backend.backend_info(verbose=False)
+        _ops.use_native("edt", x)
+    info = _ops.backend_info(verbose=False)
     assert info["native_built"] is False and "test" in info["native_error"]
-    assert info["ops"]["grey_erosion"]["cpu"] == "unavailable (native forced)"
+    assert info["kernels"]["grey_box"]["cpu"] == "unavailable (native forced)"
 
 
 def test_backend_info(capsys, monkeypatch):
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
-    info = _backend.backend_info()
+    info = _ops.backend_info()
     printed = capsys.readouterr().out
     assert "morphaug native kernels (morphaug._C): built for cpu" in printed
     assert info["native_built"] and "cpu" in info["native_devices"] and info["native_error"] is None
     assert info["torch"] == torch.__version__ and info["requested"] == "auto"
-    assert info["ops"]["distance_transform_edt"]["cpu"] == "native"
-    assert set(info["ops"]) == set(_backend.NATIVE_OPS)
+    assert info["kernels"]["edt"]["cpu"] == "native"
+    assert set(info["kernels"]) == set(_ops.KERNELS)
+    assert info["kernels"]["sinkhorn_scaling"]["cuda"] == "torch"  # CPU only: the reason is given
+    assert "no 'sinkhorn_scaling' kernel for cuda" in info["kernels"]["sinkhorn_scaling"]["cuda_why"]

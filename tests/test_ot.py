@@ -140,10 +140,10 @@ def test_native_scaling_loop_is_the_torch_loop(monkeypatch, dtype):
     """On CPU the shared-cost Sinkhorn-Knopp loop runs in C++ (op sinkhorn_scaling): the
     iterates as the torch loop (to the GEMMs' rounding: the problems are split over
     threads), problems stopping at different iterations."""
-    from morphaug import _backend
-    from morphaug.ndimage import _native
+    from morphaug import _ops
+    from morphaug._ops import kernels as _native
 
-    if not _native.has_kernel("sinkhorn_scaling", torch.device("cpu")):
+    if not _ops.built_for("sinkhorn_scaling", "cpu"):
         pytest.skip("morphaug._C is not built")
     generator = torch.Generator().manual_seed(8)
     a, b = histograms(generator, 6, 40, dtype=dtype), histograms(generator, 6, 30, dtype=dtype)
@@ -156,7 +156,7 @@ def test_native_scaling_loop_is_the_torch_loop(monkeypatch, dtype):
         monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
         reference = sinkhorn(a, b, cost, 0.05, tol=tol, method="sinkhorn", max_iter=300)
         monkeypatch.delenv("MORPHAUG_BACKEND")
-        assert _backend.select("sinkhorn", a) == "native"
+        assert _ops.use_native("sinkhorn_scaling", a)
         assert torch.equal(native.n_iter, reference.n_iter) and len(set(native.n_iter.tolist())) > 1
         for name in ("cost", "f", "g"):
             eps = torch.finfo(dtype).eps  # a few roundings of values below 1
@@ -344,9 +344,10 @@ def test_barycenter_matches_pot(reg, method, weights):
 def test_native_barycenter_loop_is_the_torch_loop(monkeypatch, dtype, shape):
     """On CPU the barycenter iteration of method "sinkhorn" runs in C++ (op grid_barycenter):
     the torch loop's iterates to the GEMMs' rounding, each problem stopping on its own."""
-    from morphaug.ndimage import _native
+    from morphaug import _ops
+    from morphaug._ops import kernels as _native
 
-    if not _native.has_kernel("grid_barycenter", torch.device("cpu")):
+    if not _ops.built_for("grid_barycenter", "cpu"):
         pytest.skip("morphaug._C is not built")
     generator = torch.Generator().manual_seed(5)
     hists = torch.rand(3, 3, *shape, generator=generator, dtype=F64) ** 4

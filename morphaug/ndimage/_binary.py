@@ -90,7 +90,7 @@ on the native propagation kernel where it is built (CPU: one flood fill per slic
 CUDA: sweeps along the axes until one changes nothing, a host sync every two
 rounds over the axes); a centred Euclidean ball (one step),
 cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
-native ball kernel (``_native.ball_morphology``); everything else on the torch backend.
+native ball kernel (``_ops.kernels.ball_morphology``); everything else on the torch backend.
 """
 
 from __future__ import annotations
@@ -100,9 +100,7 @@ import operator
 
 import torch
 
-from .. import _sync
-from .._backend import select
-from . import _native
+from .. import _ops, _sync
 from ._normalize import (
     foreground,
     check_input,
@@ -256,8 +254,8 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
     ``invert=True`` is the OR instead (``binary_dilation`` passes the
     reflected element). ``x`` and ``mask`` are ``(B, C, *spatial)`` bool.
     """
-    if (iterations < 1 and _symmetric(element)
-            and select("binary_propagation", x) == "native"):
+    name = "binary_dilation" if invert else "binary_erosion"
+    if iterations < 1 and _symmetric(element) and _ops.use_native("propagate", x, name):
         if not invert:  # erosion = complement of the dilation of the complement
             return ~_propagate_native(~x, element, mask, not border)
         return _propagate_native(x, element, mask, border)
@@ -268,8 +266,8 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
             ball = None  # an iterated Euclidean ball is no Euclidean ball
         else:
             radius *= iterations  # iterated L1 / L-infinity balls add their radii
-        if (ball is not None and (radius <= _native.BALL_MAX_RADIUS or x.device.type != "cpu")
-                and select("binary_dilation" if invert else "binary_erosion", x) == "native"):
+        if (ball is not None and (radius <= _ops.kernels.BALL_MAX_RADIUS or x.device.type != "cpu")
+                and _ops.use_native("ball_morphology", x, name)):
             return _ball_native(x, metric, radius, erode=not invert)
     return _binary_erosion_torch(x, element, iterations, mask, border, invert)
 
@@ -303,21 +301,21 @@ def _ball_of(element) -> tuple[str, int] | None:
 
 
 def _ball_native(x, metric, radius, erode):
-    """``_native.ball_morphology`` with one radius, metric and op for every slice."""
+    """``_ops.kernels.ball_morphology`` with one radius, metric and op for every slice."""
     lead = dict(size=x.shape[:2], device=x.device)
-    return _native.ball_morphology(x, torch.full(fill_value=radius, dtype=torch.long, **lead),
-                                   torch.full(fill_value=_native.BALL_METRIC_CODES[metric], dtype=torch.long,
-                                              **lead),
-                                   torch.full(fill_value=erode, dtype=torch.bool, **lead))
+    code = _ops.kernels.BALL_METRIC_CODES[metric]
+    return _ops.kernels.ball_morphology(x, torch.full(fill_value=radius, dtype=torch.long, **lead),
+                                        torch.full(fill_value=code, dtype=torch.long, **lead),
+                                        torch.full(fill_value=erode, dtype=torch.bool, **lead))
 
 
 def _propagate_native(x, element, mask, border):
-    """The propagation kernel of ``morphaug._C`` (``_native.propagate``) for a symmetric element."""
-    return _native.propagate(x, mask, *_flood_element(element, x), border)
+    """The propagation kernel of ``morphaug._C`` (``_ops.kernels.propagate``) for a symmetric element."""
+    return _ops.kernels.propagate(x, mask, *_flood_element(element, x), border)
 
 
 def _flood_element(element, x):
-    """``(weights, offsets)`` of a symmetric element for ``_native.propagate`` / ``fill_holes``."""
+    """``(weights, offsets)`` of a symmetric element for ``_ops.kernels.propagate`` / ``fill_holes``."""
     positions = [position for position, _ in element.terms]
     offsets = []
     for position in positions:
@@ -871,8 +869,8 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     x = foreground(input)
     element = _Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
     element = element.reflected()  # as binary_dilation builds it
-    if _symmetric(element) and select("binary_fill_holes", x) == "native":
-        return finish_output(_native.fill_holes(x, *_flood_element(element, x)), output)
+    if _symmetric(element) and _ops.use_native("fill_holes", x, "binary_fill_holes"):
+        return finish_output(_ops.kernels.fill_holes(x, *_flood_element(element, x)), output)
     seeds = torch.zeros(input.shape, dtype=torch.bool, device=input.device)
     reached = binary_dilation(seeds, structure, -1, input == 0, None, 1, origin, axes=axes)
     return finish_output(~reached, output)

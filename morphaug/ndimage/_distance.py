@@ -105,8 +105,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import _sync
-from .._backend import select
-from . import _native
+from .. import _ops
 from ._normalize import check_input, foreground, normalize_sequence
 
 __all__ = ["distance_transform_edt", "distance_transform_cdt", "distance_transform_bf"]
@@ -310,8 +309,8 @@ def distance_transform_edt(input, sampling=None, return_distances=True,
     mask = foreground(input)  # read only
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
-    elif select("distance_transform_edt", mask) == "native":
-        dist, feats = _native.edt(mask, sampling, bool(return_indices), dtype)
+    elif _ops.use_native("edt", mask, "distance_transform_edt"):
+        dist, feats = _ops.kernels.edt(mask, sampling, bool(return_indices), dtype)
     else:
         squared, feats = _edt_torch(mask, sampling, bool(return_indices), dtype)
         dist = squared.to(dtype).sqrt_() if return_distances else None
@@ -387,8 +386,8 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     mask = foreground(input)  # read only
     if input.numel() == 0:
         dist, feats = _empty(input, torch.int32, bool(return_indices))
-    elif select("distance_transform_cdt", mask) == "native":
-        dist, feats = _native.cdt(mask, structure, bool(return_indices))
+    elif _ops.use_native("cdt", mask, "distance_transform_cdt"):
+        dist, feats = _ops.kernels.cdt(mask, structure, bool(return_indices))
     else:
         dist, feats = _cdt_torch(mask, structure, bool(return_indices))
     return _results(dist, feats, return_distances, return_indices, distances, indices)

@@ -18,12 +18,12 @@ a backend is chosen. The torch backend works as follows:
   offset sees the identity there (``+inf`` / dtype maximum for a minimum,
   ``-inf`` / dtype minimum for a maximum) through ``torch.where``.
 
-With native kernels (``morphaug._C``, see ``morphaug._backend``), on CPU and
-CUDA, boxes run on ``_native.grey_box``, a shared footprint read on the host
-on ``_native.grey_footprint`` (CPU: the same row-segment decomposition, each
+With native kernels (``morphaug._C``, see ``morphaug._ops``), on CPU and
+CUDA, boxes run on ``_ops.kernels.grey_box``, a shared footprint read on the host
+on ``_ops.kernels.grey_footprint`` (CPU: the same row-segment decomposition, each
 run read from one running extreme per line; CUDA: a thread per output voxel
 over the true positions), a shared non-flat ``structure`` read on the host
-(with a shared host footprint, if any) on ``_native.grey_structure`` (direct
+(with a shared host footprint, if any) on ``_ops.kernels.grey_structure`` (direct
 loops over the true positions, the torch backend's arithmetic); everything
 else, and those cases where their kernel is not built, runs on the torch
 backend. A structure given on an accelerator is never read back, so it stays
@@ -104,8 +104,7 @@ from ._normalize import (
     normalize_sequence,
     validate_origin,
 )
-from .._backend import select
-from . import _native
+from .. import _ops
 from ._shift import cast_cval, pad, shifted
 
 __all__ = [
@@ -276,22 +275,21 @@ def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tens
     if input.numel() == 0:
         return input.clone()
     name = "grey_erosion" if minimum else "grey_dilation"
-    if filt.separable and select(name, input) == "native":
-        return _min_or_max_native(input, filt, minimum)
+    if filt.separable:
+        if _ops.use_native("grey_box", input, name):
+            return _min_or_max_native(input, filt, minimum)
+        return _min_or_max_torch(input, filt, minimum)
     shared_host = filt.host is not None and filt.host.shape[0] * filt.host.shape[1] == 1
-    if (filt.structure is None and shared_host and select(name, input) == "native"
-            and _native.has_kernel("grey_footprint", input.device)):
+    if filt.structure is None and shared_host and _ops.use_native("grey_footprint", input, name):
         return _footprint_native(input, filt, minimum)
     if (filt.structure_host is not None and filt.structure.shape[0] * filt.structure.shape[1] == 1
-            and (filt.footprint is None or shared_host)
-            and select(name, input) == "native"
-            and _native.has_kernel("grey_structure", input.device)):
+            and (filt.footprint is None or shared_host) and _ops.use_native("grey_structure", input, name)):
         return _structure_native(input, filt, minimum)
     return _min_or_max_torch(input, filt, minimum)
 
 
 def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    """A box filter on the native van Herk / Gil-Werman kernel (``_native.grey_box``).
+    """A box filter on the native van Herk / Gil-Werman kernel (``_ops.kernels.grey_box``).
 
     The kernel takes SciPy's user-facing origin and reflects it itself for
     dilation; ``filt`` holds the reflected one, and reflection is an involution.
@@ -304,7 +302,7 @@ def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> tor
         size[axis], mode[axis] = width, m
         origin[axis] = o if minimum else -o - (1 - width % 2)
     cval = 0 if filt.cval is None else filt.cval
-    return _native.grey_box(input, size, origin, mode, cval, dilation=not minimum)
+    return _ops.kernels.grey_box(input, size, origin, mode, cval, dilation=not minimum)
 
 
 def _kernel_arguments(input: torch.Tensor, filt: _Filter, minimum: bool):
@@ -322,19 +320,19 @@ def _kernel_arguments(input: torch.Tensor, filt: _Filter, minimum: bool):
 
 
 def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    """A shared host footprint on the native row-segment kernel (``_native.grey_footprint``).
+    """A shared host footprint on the native row-segment kernel (``_ops.kernels.grey_footprint``).
 
     Like :func:`_min_or_max_native`, the kernel takes SciPy's user-facing
     element and origin: ``filt`` holds the reflected ones for dilation.
     """
     filt, shape, origin, mode, cval = _kernel_arguments(input, filt, minimum)
-    return _native.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
+    return _ops.kernels.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
                                   dilation=not minimum)
 
 
 def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
     """A shared non-flat element read on the host on the native direct-loop kernel
-    (``_native.grey_structure``).
+    (``_ops.kernels.grey_structure``).
 
     As for :func:`_footprint_native`, the kernel takes SciPy's user-facing
     element and origin.
@@ -342,7 +340,7 @@ def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torc
     filt, shape, origin, mode, cval = _kernel_arguments(input, filt, minimum)
     structure = filt.structure_host.reshape(shape)
     footprint = None if filt.host is None else filt.host.reshape(shape)
-    return _native.grey_structure(input, structure, footprint, origin, mode, cval,
+    return _ops.kernels.grey_structure(input, structure, footprint, origin, mode, cval,
                                   dilation=not minimum)
 
 

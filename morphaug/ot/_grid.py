@@ -15,8 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .. import _backend, _sync
-from ..ndimage import _native
+from .. import _ops, _sync
 from ._checks import (
     check_histograms,
     check_iterations,
@@ -313,9 +312,10 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
     soft_min = _grid_soft_min(shape, _check_spacing(spacing, shape), reg, dtype, hists.device, method)
     soft_min.set_reg(reg)
     log_hists = hists.log()
-    if not soft_min.exact and _backend.select("wasserstein_barycenter", hists) == "native":  # the same loop in C++
-        weights = weights.expand(batch, n_hists)
-        return torch.exp(_native.grid_barycenter(log_hists, weights, soft_min.kernels, max_iter, tol, CHECK_EVERY))
+    if not soft_min.exact and _ops.use_native("grid_barycenter", hists, "wasserstein_barycenter"):
+        weights = weights.expand(batch, n_hists)  # the same loop in C++
+        log_bar = _ops.kernels.grid_barycenter(log_hists, weights, soft_min.kernels, max_iter, tol, CHECK_EVERY)
+        return torch.exp(log_bar)
     weights = weights.reshape(*weights.shape, *[1] * len(shape))
     active = torch.ones(batch, dtype=torch.bool, device=hists.device)
     log_bar = torch.full((batch, *shape), -math.log(math.prod(shape)), dtype=dtype, device=hists.device)

@@ -28,8 +28,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from .. import _backend, _sync
-from ..ndimage import _native
+from .. import _ops, _sync
 from ._checks import (
     check_finite,
     check_histograms,
@@ -167,8 +166,8 @@ def scaling_iterations(a, b, cost, reg, max_iter, tol):
     """
     c_min = cost.amin((-2, -1), keepdim=True)
     kernel = torch.exp((c_min - cost) / reg)
-    if kernel.dim() == 2 and _backend.select("sinkhorn", a) == "native":  # the same loop in C++
-        q_f, q_g, u, scale, n_iter = _native.sinkhorn_scaling(a, b, kernel, max_iter, tol, CHECK_EVERY)
+    if kernel.dim() == 2 and _ops.use_native("sinkhorn_scaling", a, "sinkhorn"):  # the same loop in C++
+        q_f, q_g, u, scale, n_iter = _ops.kernels.sinkhorn_scaling(a, b, kernel, max_iter, tol, CHECK_EVERY)
     else:
         q_f, q_g, u, scale, n_iter = _scaling_loop(a, b, kernel, max_iter, tol)
     value = (u * matvec_rows(b / q_g, kernel * cost)).sum(-1) * scale.squeeze(-1)

@@ -15,7 +15,7 @@ Euclidean ball, ``cube`` (side ``2r + 1``) the chessboard ball and ``cross``
 cross) the taxicab ball; each is exact with the matching EDT / CDT.
 
 That is the torch backend. The native kernel
-(:func:`morphaug.ndimage._native.ball_morphology`, op ``label_morphology`` in
+(:func:`morphaug._ops.kernels.ball_morphology`, kernel ``ball_morphology`` in
 :func:`morphaug.backend_info`) computes the same thresholds without the
 distances beyond ``r``: one call for every slice, its own radius, metric and
 op (dilation or erosion).
@@ -28,8 +28,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .. import _backend, footprints, ndimage
-from ..ndimage import _native
+from .. import _ops, footprints, ndimage
 from ._labels import any_spatial
 
 __all__ = [
@@ -65,16 +64,16 @@ def distance_to_background(x: torch.Tensor, metric: str, sampling=None) -> torch
 def _native_balls(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor,
                   footprints: tuple[str, ...]):
     """``(radius, metric)`` per slice for the native ball kernel, or None for torch."""
-    if _backend.select("label_morphology", x) != "native" or not x.numel():
+    if not _ops.use_native("ball_morphology", x, "label morphology") or not x.numel():
         return None
     per_slice = (*x.shape[:2],) + (1,) * (x.ndim - 2)
     radii = radius.broadcast_to(per_slice).reshape(x.shape[:2]).long()
-    if x.device.type == "cpu" and int(radii.max()) > _native.BALL_MAX_RADIUS:  # no sync on CPU
+    if x.device.type == "cpu" and int(radii.max()) > _ops.kernels.BALL_MAX_RADIUS:  # no sync on CPU
         return None
     kinds = footprint.broadcast_to(per_slice).reshape(x.shape[:2])
     metric = torch.zeros_like(radii)
     for i, name in enumerate(footprints):
-        metric.masked_fill_(kinds == i, _native.BALL_METRIC_CODES[FOOTPRINT_METRIC[name]])
+        metric.masked_fill_(kinds == i, _ops.kernels.BALL_METRIC_CODES[FOOTPRINT_METRIC[name]])
     return radii, metric
 
 
@@ -84,12 +83,12 @@ def within_radius(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor
 
     ``radius`` and ``footprint`` (an index into ``footprints``) are
     ``(B, K, 1, ...)``. Native: the dilation of ``~x`` by each slice's ball
-    (:func:`morphaug.ndimage._native.ball_morphology`); torch: one distance
+    (:func:`morphaug._ops.kernels.ball_morphology`); torch: one distance
     transform per footprint name in use.
     """
     native = _native_balls(x, radius, footprint, footprints)
     if native is not None:
-        return _native.ball_morphology(~x, *native, torch.zeros_like(native[0], dtype=torch.bool))
+        return _ops.kernels.ball_morphology(~x, *native, torch.zeros_like(native[0], dtype=torch.bool))
     result = None
     for i, name in enumerate(footprints):
         near = distance_to_background(x, FOOTPRINT_METRIC[name]) <= radius
@@ -107,7 +106,7 @@ def morph_step(masks: torch.Tensor, dilate: torch.Tensor, radius: torch.Tensor,
     native = _native_balls(masks, radius, footprint, footprints)
     if native is not None:
         erode = ~dilate.broadcast_to(native[0].shape + (1,) * (masks.ndim - 2)).reshape(native[0].shape)
-        return _native.ball_morphology(masks, *native, erode)
+        return _ops.kernels.ball_morphology(masks, *native, erode)
     n = masks.ndim - 2
     padded = F.pad(masks, [1, 1] * n, value=False)
     # Dilation measures the distance to the mask, erosion the distance to its complement.
@@ -170,13 +169,13 @@ def signed_distance(masks: torch.Tensor, metric: str, sampling=None,
     of (one class per voxel: boundaries are where labels change).
 
     Native (Euclidean, unit sampling): one kernel call,
-    :func:`morphaug.ndimage._native.signed_edt`; otherwise a boundary erosion
+    :func:`morphaug._ops.kernels.signed_edt`; otherwise a boundary erosion
     and one EDT per channel (on the native EDT, the same values bit for bit).
     """
     unit = sampling is None or all(s == 1.0 for s in sampling)
-    if (metric == "euclidean" and unit and masks.numel() and _native.signed_edt_fits(masks.shape[2:])
-            and _backend.select("signed_distance", masks) == "native"):
-        return _native.signed_edt(masks)
+    if (metric == "euclidean" and unit and masks.numel() and _ops.kernels.signed_edt_fits(masks.shape[2:])
+            and _ops.use_native("signed_edt", masks, "signed distance maps")):
+        return _ops.kernels.signed_edt(masks)
     boundary = boundary_voxels(masks) if index is None else masks & label_boundary(index)
     distance = distance_to_background(~boundary, metric, sampling).to(torch.float32)
     distance.masked_fill_(~any_spatial(boundary), no_distance(masks.shape[2:], metric, sampling))

@@ -1,17 +1,14 @@
 """Python contracts of the native kernels in ``torch.ops.morphaug`` (csrc/).
 
 Each function takes already normalised arguments (the public functions in
-``morphaug.ndimage`` validate and normalise them, and pick this backend with
-``morphaug._backend.select``), runs one kernel launch over all ``B * C``
-slices on the input's device, never modifies its inputs and returns new
-contiguous tensors. The C++ launchers check their arguments again and raise
-RuntimeError quoting the offending values.
-
-The fake (meta) kernels registered here let the ops run under FakeTensor /
-``torch.compile``; they are registered when this module first loads the
-library. With ``MORPHAUG_EMULATE_CUDA=1`` (tests) the calls on CPU tensors go
-to ``torch.ops.morphaug_emu``: the CUDA launchers, run by the emulator of
-``morphaug._C_emu``.
+``morphaug.ndimage``, ``morphaug.ot`` and ``morphaug.transforms`` validate and
+normalise them, and ask :func:`morphaug._ops.use_native` first), runs one
+kernel launch over all ``B * C`` slices on the input's device, never modifies
+its inputs and returns new contiguous tensors. The C++ launchers check their
+arguments again and raise RuntimeError quoting the offending values. With
+``MORPHAUG_EMULATE_CUDA=1`` (tests) the calls on CPU tensors go to
+``torch.ops.morphaug_emu``: the CUDA launchers, run by the emulator of
+``morphaug._C_emu``. Fake kernels: ``_fakes.py``.
 """
 
 from __future__ import annotations
@@ -22,9 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._backend import built_for, load_native, ops_namespace
+from ._library import ops_for
 
-__all__ = ["has_kernel", "edt", "cdt", "grey_box", "grey_footprint", "grey_structure", "propagate",
+__all__ = ["edt", "cdt", "grey_box", "grey_footprint", "grey_structure", "propagate",
            "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
@@ -34,32 +31,6 @@ MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
 #: Metrics of :func:`ball_morphology` -> kernel codes, and its largest radius on CPU.
 BALL_METRIC_CODES = {"euclidean": 0, "taxicab": 1, "chessboard": 2}
 BALL_MAX_RADIUS = 127
-
-_fakes_registered: set[str] = set()
-
-
-def _ops(tensor: torch.Tensor):
-    """The ops serving ``tensor``'s device (``torch.ops.morphaug``, or ``morphaug_emu`` when
-    emulating CUDA), loading the library and its fake kernels on first use."""
-    module, reason = load_native()
-    if module is None:
-        raise RuntimeError(reason)
-    namespace = ops_namespace(tensor.device.type)
-    if namespace not in _fakes_registered:
-        _register_fakes(namespace)
-        _fakes_registered.add(namespace)
-    return getattr(torch.ops, namespace)
-
-
-def has_kernel(op: str, device: torch.device) -> bool:
-    """Whether ``morphaug._C`` is loaded with a kernel of ``op`` for ``device``'s type.
-
-    For the cases :func:`morphaug._backend.select` does not tell apart: an op
-    whose public function already has a native kernel for that device may
-    still run some cases on another op, built for fewer devices.
-    """
-    return load_native()[0] is not None and built_for(op, device.type)
-
 
 def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indices: bool = False,
         dtype: torch.dtype = torch.float32, squared: bool = False):
@@ -88,7 +59,7 @@ def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indi
     ``(-1, 0, ..., 0)``, as SciPy does.
     """
     values = None if sampling is None else [float(s) for s in sampling]
-    distances, indices = _ops(mask).edt(mask, values, return_indices, dtype, squared)
+    distances, indices = ops_for(mask).edt(mask, values, return_indices, dtype, squared)
     return distances, (indices if return_indices else None)
 
 
@@ -131,7 +102,7 @@ def cdt(mask: torch.Tensor, metric="chessboard", return_indices: bool = False):
     in parallel), with the same values, -1 included.
     """
     flags = _metric_flags(metric, mask.ndim - 2)
-    distances, indices = _ops(mask).cdt(mask, flags, return_indices)
+    distances, indices = ops_for(mask).cdt(mask, flags, return_indices)
     return distances, (indices if return_indices else None)
 
 
@@ -164,7 +135,7 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
         codes = [MODE_CODES[m] for m in mode]
     except KeyError as error:
         raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
-    return _ops(input).grey_box(input, list(size), list(origin), codes, cval, dilation)
+    return ops_for(input).grey_box(input, list(size), list(origin), codes, cval, dilation)
 
 
 def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[int],
@@ -195,7 +166,7 @@ def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[
     except KeyError as error:
         raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
     flags = np.asarray(footprint, dtype=bool)
-    return _ops(input).grey_footprint(input, list(flags.shape), flags.astype(int).ravel().tolist(),
+    return ops_for(input).grey_footprint(input, list(flags.shape), flags.astype(int).ravel().tolist(),
                                  list(origin), codes, cval, dilation)
 
 
@@ -231,7 +202,7 @@ def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.nda
         raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
     values = np.asarray(structure, dtype=np.float64)
     flags = np.ones(values.shape, bool) if footprint is None else np.asarray(footprint, dtype=bool)
-    return _ops(input).grey_structure(input, list(values.shape), values.ravel().tolist(),
+    return ops_for(input).grey_structure(input, list(values.shape), values.ravel().tolist(),
                                  flags.astype(int).ravel().tolist(), list(origin), codes, cval,
                                  dilation)
 
@@ -262,7 +233,7 @@ def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Ten
     rounds over the axes); SciPy's result exactly, with no pass per iteration.
     """
     flat = [int(v) for offset in offsets for v in offset]
-    return _ops(input).propagate(input, mask, weights, flat, bool(border))
+    return ops_for(input).propagate(input, mask, weights, flat, bool(border))
 
 
 def fill_holes(input: torch.Tensor, weights: torch.Tensor,
@@ -274,7 +245,7 @@ def fill_holes(input: torch.Tensor, weights: torch.Tensor,
     centred, symmetric element per slice). Returns a new bool tensor.
     """
     flat = [int(v) for offset in offsets for v in offset]
-    return _ops(input).fill_holes(input, weights, flat)
+    return ops_for(input).fill_holes(input, weights, flat)
 
 
 def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tensor,
@@ -300,7 +271,7 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
     transform, without computing larger distances): cheaper than a full
     distance transform for the small radii of augmentation.
     """
-    return _ops(mask).ball_morphology(mask, radius, metric, erode)
+    return ops_for(mask).ball_morphology(mask, radius, metric, erode)
 
 
 def signed_edt_fits(shape: Sequence[int]) -> bool:
@@ -325,7 +296,7 @@ def signed_edt(mask: torch.Tensor) -> torch.Tensor:
         ``D = sqrt(sum(n_k ** 2))``. The float32 rounding of SciPy's values
         (a boundary erosion and one EDT per slice), bit for bit.
     """
-    return _ops(mask).signed_edt(mask)
+    return ops_for(mask).signed_edt(mask)
 
 
 def sinkhorn_scaling(a: torch.Tensor, b: torch.Tensor, kernel: torch.Tensor, max_iter: int, tol: float,
@@ -346,7 +317,7 @@ def sinkhorn_scaling(a: torch.Tensor, b: torch.Tensor, kernel: torch.Tensor, max
         to the rounding of the GEMMs: each thread iterates its own share of
         the problems, with single-threaded GEMMs.
     """
-    return _ops(a).sinkhorn_scaling(a, b, kernel, max_iter, tol, check_every)
+    return ops_for(a).sinkhorn_scaling(a, b, kernel, max_iter, tol, check_every)
 
 
 def grid_barycenter(log_hists: torch.Tensor, weights: torch.Tensor, kernels: Sequence[torch.Tensor],
@@ -364,56 +335,4 @@ def grid_barycenter(log_hists: torch.Tensor, weights: torch.Tensor, kernels: Seq
         loop (``GridSoftMin`` with ``exact=False``) to the rounding of the
         GEMMs, each thread taking whole grids.
     """
-    return _ops(log_hists).grid_barycenter(log_hists, weights, list(kernels), max_iter, tol, check_every)
-
-
-def _register_fakes(namespace: str) -> None:
-    def index_shape(mask, return_indices):
-        return (mask.ndim - 2, *mask.shape) if return_indices else (0,)
-
-    @torch.library.register_fake(f"{namespace}::edt")
-    def _edt_fake(mask, sampling, return_indices, dtype, squared):
-        return (mask.new_empty(mask.shape, dtype=dtype),
-                mask.new_empty(index_shape(mask, return_indices), dtype=torch.int32))
-
-    @torch.library.register_fake(f"{namespace}::cdt")
-    def _cdt_fake(mask, metric, return_indices):
-        return (mask.new_empty(mask.shape, dtype=torch.int32),
-                mask.new_empty(index_shape(mask, return_indices), dtype=torch.int32))
-
-    @torch.library.register_fake(f"{namespace}::grey_box")
-    def _grey_box_fake(input, size, origin, mode, cval, dilation):
-        return input.new_empty(input.shape)
-
-    @torch.library.register_fake(f"{namespace}::grey_footprint")
-    def _grey_footprint_fake(input, shape, footprint, origin, mode, cval, dilation):
-        return input.new_empty(input.shape)
-
-    @torch.library.register_fake(f"{namespace}::grey_structure")
-    def _grey_structure_fake(input, shape, structure, footprint, origin, mode, cval, dilation):
-        return input.new_empty(input.shape)
-
-    @torch.library.register_fake(f"{namespace}::propagate")
-    def _propagate_fake(input, mask, weights, offsets, border):
-        return input.new_empty(input.shape)
-
-    @torch.library.register_fake(f"{namespace}::fill_holes")
-    def _fill_holes_fake(input, weights, offsets):
-        return input.new_empty(input.shape)
-
-    @torch.library.register_fake(f"{namespace}::signed_edt")
-    def _signed_edt_fake(mask):
-        return mask.new_empty(mask.shape, dtype=torch.float32)
-
-    @torch.library.register_fake(f"{namespace}::sinkhorn_scaling")
-    def _sinkhorn_scaling_fake(a, b, kernel, max_iter, tol, check_every):
-        return (torch.empty_like(a), torch.empty_like(b), torch.empty_like(a), a.new_empty((a.shape[0], 1)),
-                a.new_empty(a.shape[:1], dtype=torch.int64))
-
-    @torch.library.register_fake(f"{namespace}::grid_barycenter")
-    def _grid_barycenter_fake(log_hists, weights, kernels, max_iter, tol, check_every):
-        return log_hists.new_empty((log_hists.shape[0], *log_hists.shape[2:]))
-
-    @torch.library.register_fake(f"{namespace}::ball_morphology")
-    def _ball_morphology_fake(mask, radius, metric, erode):
-        return mask.new_empty(mask.shape)
+    return ops_for(log_hists).grid_barycenter(log_hists, weights, list(kernels), max_iter, tol, check_every)

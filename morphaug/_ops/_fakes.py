@@ -1,0 +1,64 @@
+"""Fake (meta) kernels of every native op, for FakeTensor, ``meta`` tensors and ``torch.compile``.
+
+Registered for a namespace (``morphaug``, or ``morphaug_emu`` for the
+emulated CUDA launchers) as soon as its library is loaded.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["register_fakes"]
+
+
+def register_fakes(namespace: str) -> None:
+    """Registers the fake kernel of every op of ``torch.ops.<namespace>``."""
+    def index_shape(mask, return_indices):
+        return (mask.ndim - 2, *mask.shape) if return_indices else (0,)
+
+    @torch.library.register_fake(f"{namespace}::edt")
+    def _edt_fake(mask, sampling, return_indices, dtype, squared):
+        return (mask.new_empty(mask.shape, dtype=dtype),
+                mask.new_empty(index_shape(mask, return_indices), dtype=torch.int32))
+
+    @torch.library.register_fake(f"{namespace}::cdt")
+    def _cdt_fake(mask, metric, return_indices):
+        return (mask.new_empty(mask.shape, dtype=torch.int32),
+                mask.new_empty(index_shape(mask, return_indices), dtype=torch.int32))
+
+    @torch.library.register_fake(f"{namespace}::grey_box")
+    def _grey_box_fake(input, size, origin, mode, cval, dilation):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake(f"{namespace}::grey_footprint")
+    def _grey_footprint_fake(input, shape, footprint, origin, mode, cval, dilation):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake(f"{namespace}::grey_structure")
+    def _grey_structure_fake(input, shape, structure, footprint, origin, mode, cval, dilation):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake(f"{namespace}::propagate")
+    def _propagate_fake(input, mask, weights, offsets, border):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake(f"{namespace}::fill_holes")
+    def _fill_holes_fake(input, weights, offsets):
+        return input.new_empty(input.shape)
+
+    @torch.library.register_fake(f"{namespace}::signed_edt")
+    def _signed_edt_fake(mask):
+        return mask.new_empty(mask.shape, dtype=torch.float32)
+
+    @torch.library.register_fake(f"{namespace}::sinkhorn_scaling")
+    def _sinkhorn_scaling_fake(a, b, kernel, max_iter, tol, check_every):
+        return (torch.empty_like(a), torch.empty_like(b), torch.empty_like(a), a.new_empty((a.shape[0], 1)),
+                a.new_empty(a.shape[:1], dtype=torch.int64))
+
+    @torch.library.register_fake(f"{namespace}::grid_barycenter")
+    def _grid_barycenter_fake(log_hists, weights, kernels, max_iter, tol, check_every):
+        return log_hists.new_empty((log_hists.shape[0], *log_hists.shape[2:]))
+
+    @torch.library.register_fake(f"{namespace}::ball_morphology")
+    def _ball_morphology_fake(mask, radius, metric, erode):
+        return mask.new_empty(mask.shape)

@@ -1,0 +1,241 @@
+"""Loading ``morphaug._C``, which native kernel can take a call, and the backend policy.
+
+``morphaug._C`` is optional: it is built at install time when a compiler is
+found (CUDA kernels too when torch is a CUDA build and nvcc is found), and is
+loaded when this package is imported, its fake kernels with it. When it is
+missing, or not built for a device, every op runs on the pure-torch backend.
+
+The environment variable ``MORPHAUG_BACKEND`` sets the policy, read at each
+call:
+
+``auto`` (default)
+    a native kernel wherever it is built for the input's device, dtype and
+    rank, else torch.
+``torch``
+    always the pure-torch backend.
+``native``
+    a call that a native kernel would take must run on it: a RuntimeError says
+    why when it cannot (not built, other device, dtype or rank). Calls no
+    kernel takes still run on torch.
+
+``MORPHAUG_EMULATE_CUDA=1`` (tests only, read at each call) sends the native
+calls on CPU tensors to the CUDA launchers instead, run on the CPU by the
+emulator of the test-only extension ``morphaug._C_emu`` (csrc/emu/): every
+choice is then the one a CUDA tensor would get, and kernels without a CUDA
+launcher are not available.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+
+import torch
+
+__all__ = ["KERNELS", "Kernel", "load_native", "load_emulation", "emulating_cuda", "ops_for", "built_for",
+           "why_not", "use_native", "backend_info"]
+
+_REAL_DTYPES = frozenset({
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64,
+})
+_FLOAT_DTYPES = frozenset({torch.float32, torch.float64})
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """A native op of ``torch.ops.morphaug``: the input dtypes it takes (None: a bool mask,
+    which its callers make from any input), its most spatial axes, and who calls it."""
+
+    dtypes: frozenset | None
+    max_rank: int
+    used_by: str
+
+
+#: Every native kernel, by its op name in ``torch.ops.morphaug``.
+KERNELS = {
+    "edt": Kernel(None, 16, "distance_transform_edt"),
+    "cdt": Kernel(None, 6, "distance_transform_cdt"),
+    "grey_box": Kernel(_REAL_DTYPES, 16, "grey ops with size or an all-true footprint"),
+    "grey_footprint": Kernel(_REAL_DTYPES, 16, "grey ops with one footprint read on the host"),
+    "grey_structure": Kernel(_REAL_DTYPES, 16, "grey ops with one structure read on the host"),
+    "propagate": Kernel(None, 16, "binary ops with iterations < 1, binary_propagation (centred, "
+                                  "symmetric host element)"),
+    "fill_holes": Kernel(None, 16, "binary_fill_holes (centred, symmetric host element)"),
+    "ball_morphology": Kernel(None, 16, "binary erosion / dilation by a host ball, cross or box; "
+                                        "label morphology of the transforms"),
+    "signed_edt": Kernel(None, 16, "signed distance maps of the transforms (Euclidean, unit sampling)"),
+    "sinkhorn_scaling": Kernel(_FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
+    "grid_barycenter": Kernel(_FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
+}
+
+_DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
+_POLICIES = ("auto", "torch", "native")
+_HOW_TO_BUILD = {
+    "morphaug._C": "reinstall morphaug with a C++ compiler to build it",
+    "morphaug._C_emu": "reinstall morphaug with MORPHAUG_CUDA_EMULATION=1 to build it (make test does)",
+}
+_loaded: dict[str, tuple[object | None, str | None]] = {}
+
+
+def _load(name: str, namespace: str):
+    if name not in _loaded:
+        try:
+            _loaded[name] = (importlib.import_module(name), None)
+        except ImportError as error:
+            _loaded[name] = (None, f"{name} is not importable ({error}); {_HOW_TO_BUILD[name]}")
+        else:
+            from ._fakes import register_fakes
+
+            register_fakes(namespace)
+    return _loaded[name]
+
+
+def emulating_cuda() -> bool:
+    """Whether ``MORPHAUG_EMULATE_CUDA=1``: native calls on CPU tensors go to the emulated CUDA launchers."""
+    return os.environ.get("MORPHAUG_EMULATE_CUDA", "").strip() == "1"
+
+
+def load_emulation():
+    """``(module, None)`` once the test-only ``morphaug._C_emu`` is imported, else ``(None, reason)``."""
+    return _load("morphaug._C_emu", "morphaug_emu")
+
+
+def load_native():
+    """``(module, None)`` once ``morphaug._C`` is imported (and ``morphaug._C_emu`` when
+    emulating CUDA), else ``(None, reason)``."""
+    loaded = _load("morphaug._C", "morphaug")
+    if loaded[0] is not None and emulating_cuda():
+        return load_emulation()
+    return loaded
+
+
+def _namespace(device_type: str) -> str:
+    return "morphaug_emu" if device_type == "cpu" and emulating_cuda() else "morphaug"
+
+
+def ops_for(tensor: torch.Tensor):
+    """The ops serving ``tensor``'s device: ``torch.ops.morphaug`` (``morphaug_emu`` when emulating CUDA)."""
+    module, reason = load_native()
+    if module is None:
+        raise RuntimeError(reason)
+    return getattr(torch.ops, _namespace(tensor.device.type))
+
+
+def built_for(kernel: str, device_type: str) -> bool:
+    """Whether the loaded library has ``kernel`` for ``device_type`` tensors (the emulated CUDA
+    launcher for CPU tensors, when emulating CUDA)."""
+    key = _DISPATCH_KEYS.get(device_type)
+    return (key is not None and load_native()[0] is not None
+            and torch._C._dispatch_has_kernel_for_dispatch_key(f"{_namespace(device_type)}::{kernel}", key))
+
+
+def why_not(kernel: str, device_type: str, dtype: torch.dtype | None = None, rank: int | None = None) -> str | None:
+    """None when ``kernel`` can take a call on ``device_type`` (of ``dtype`` and spatial ``rank``,
+    where given), else the reason it cannot."""
+    spec = KERNELS[kernel]
+    module, reason = load_native()
+    if module is None:
+        return reason
+    if not built_for(kernel, device_type):
+        return f"morphaug._C has no {kernel!r} kernel for {device_type} tensors"
+    if spec.dtypes is not None and dtype is not None and dtype not in spec.dtypes:
+        return f"the native {kernel!r} kernel does not take {dtype}"
+    if rank is not None and rank > spec.max_rank:
+        return f"the native {kernel!r} kernel takes at most {spec.max_rank} spatial axes, got {rank}"
+    return None
+
+
+def _policy() -> str:
+    choice = os.environ.get("MORPHAUG_BACKEND", "auto").strip().lower() or "auto"
+    if choice not in _POLICIES:
+        raise ValueError(f"MORPHAUG_BACKEND must be one of {', '.join(_POLICIES)}, got {choice!r}")
+    return choice
+
+
+def use_native(kernel: str, tensor: torch.Tensor, what: str | None = None) -> bool:
+    """Whether a call that ``kernel`` takes runs on it for ``tensor`` (shape ``(B, C, *spatial)``),
+    under the ``MORPHAUG_BACKEND`` policy.
+
+    Raises RuntimeError when the policy is ``native`` and the kernel cannot take
+    the call (``what`` names the call in the message), ValueError on an unknown
+    policy.
+    """
+    policy = _policy()
+    if policy == "torch":
+        return False
+    reason = why_not(kernel, tensor.device.type, tensor.dtype, tensor.ndim - 2)
+    if reason is None:
+        return True
+    if policy == "native":
+        raise RuntimeError(
+            f"MORPHAUG_BACKEND=native, but {what or kernel} on a {tensor.device.type} {tensor.dtype} "
+            f"tensor of shape {tuple(tensor.shape)} cannot run natively: {reason}"
+        )
+    return False
+
+
+def backend_info(verbose: bool = True) -> dict:
+    """What is built and where each native kernel runs; printed unless ``verbose=False``.
+
+    Returns a dict with keys ``native_built`` (bool), ``native_devices``
+    (device types with some native kernel), ``native_error`` (why
+    ``morphaug._C`` is missing, or None), ``torch``, ``torch_cuda`` (CUDA
+    version torch was built with, or None), ``cuda_available``, ``requested``
+    (the ``MORPHAUG_BACKEND`` policy), ``emulating_cuda``
+    (``MORPHAUG_EMULATE_CUDA=1``: the cpu column is then the emulated CUDA
+    launchers') and ``kernels``: ``{kernel: {"used_by": ..., "cpu": ..., "cuda":
+    ...}}``, each device ``"native"``, ``"torch"`` (with the reason when the
+    kernel is missing there) or ``"unavailable (native forced)"``, for float32
+    inputs of rank 3 where the kernel takes them.
+    """
+    module, error = load_native()
+    requested = _policy()
+    kernels = {}
+    for name, spec in KERNELS.items():
+        row = {"used_by": spec.used_by}
+        for device in _DISPATCH_KEYS:
+            why = why_not(name, device, torch.float32 if spec.dtypes else None, 3)
+            if requested == "torch":
+                row[device] = "torch"
+            elif why is None:
+                row[device] = "native"
+            else:
+                row[device] = "unavailable (native forced)" if requested == "native" else "torch"
+                row[f"{device}_why"] = why
+        kernels[name] = row
+    info = {
+        "native_built": module is not None,
+        "native_devices": [d for d in _DISPATCH_KEYS if any(built_for(k, d) for k in KERNELS)],
+        "native_error": error,
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "requested": requested,
+        "emulating_cuda": emulating_cuda(),
+        "kernels": kernels,
+    }
+    if verbose:
+        print(_summary(info))
+    return info
+
+
+def _summary(info: dict) -> str:
+    built = "built for " + (", ".join(info["native_devices"]) or "no device")
+    lines = [
+        f"morphaug native kernels (morphaug._C): {built if info['native_built'] else 'not built'}",
+        f"torch {info['torch']}, CUDA build {info['torch_cuda'] or 'no'}, "
+        f"CUDA device {'available' if info['cuda_available'] else 'not available'}",
+        f"MORPHAUG_BACKEND={info['requested']}",
+    ]
+    if info["native_error"]:
+        lines.append(f"why not built: {info['native_error']}")
+    if info["emulating_cuda"]:
+        lines.append("MORPHAUG_EMULATE_CUDA=1: cpu calls run the CUDA launchers, emulated (morphaug._C_emu)")
+    width = max(len(name) for name in info["kernels"])
+    lines.append(f"{'kernel'.ljust(width)}  cpu     cuda    used by")
+    for name, row in info["kernels"].items():
+        lines.append(f"{name.ljust(width)}  {row['cpu']:<7} {row['cuda']:<7} {row['used_by']}")
+    lines.append("every other call runs on the torch backend")
+    return "\n".join(lines)
