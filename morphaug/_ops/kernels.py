@@ -255,8 +255,9 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
     Args:
         mask: bool tensor ``(B, C, *S)``.
         radius: int64 ``(B, C)`` (0: unchanged); on CPU each in
-            ``0 .. BALL_MAX_RADIUS`` (int16 values, checked), on CUDA any
-            (int32 values, never read on the host).
+            ``0 .. BALL_MAX_RADIUS`` (int16 values, checked), on CUDA never
+            read on the host (int32 values): negative radii count as 0 and
+            radii are clamped to ``2**15 - 1``.
         metric: int64 ``(B, C)`` codes of :data:`BALL_METRIC_CODES`:
             euclidean (the ball ``x^2 + ... <= r^2``), taxicab
             (``|x| + ... <= r``) or chessboard (the cube of side ``2r + 1``).

@@ -796,9 +796,12 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     ``binary_dilation(input, structure, -1, mask, output, border_value,
     origin)``, as in SciPy. Exact parity (for ``origin != 0`` with SciPy's
     ``brute_force=True`` result, see the module docstring of
-    ``morphaug.ndimage._binary``). When the element holds its centre and unit
-    neighbours (as the default does), whole runs of the mask are flooded per
-    step, so it settles after a few host syncs.
+    ``morphaug.ndimage._binary``). With an element that holds its centre and
+    is symmetric (``d`` in it implies ``-d``, as the default), the native
+    propagation kernel runs where it is built (CPU: one flood fill per slice;
+    CUDA: sweeps along the axes), else the torch backend labels the connected
+    components of the mask (min-label propagation with pointer jumping, a few
+    host syncs); other elements repeat masked dilation steps.
 
     See Also
     --------
@@ -846,10 +849,12 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     -----
     ``~binary_dilation(zeros, structure, -1, ~input, border_value=1,
     origin)``, as in SciPy; exact parity (for ``origin != 0`` with SciPy's
-    ``brute_force=True`` result). NaN counts as foreground. The background is
-    flooded from the border in whole runs per step when the element holds
-    its centre and unit neighbours; see the module docstring of
-    ``morphaug.ndimage._binary`` for host syncs.
+    ``brute_force=True`` result). NaN counts as foreground. With an element
+    that holds its centre and is symmetric (as the default), the native fill
+    kernel runs where it is built, else the torch backend labels the
+    connected components of the background; other elements repeat masked
+    dilation steps. See the module docstring of ``morphaug.ndimage._binary``
+    for host syncs.
 
     See Also
     --------
