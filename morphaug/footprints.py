@@ -33,6 +33,7 @@ import torch
 
 __all__ = [
     "SHAPES",
+    "SHAPE_METRICS",
     "RandomFootprints",
     "ball",
     "disk",
@@ -46,6 +47,11 @@ __all__ = [
 
 #: Shape names understood by :func:`random_footprints`, in their default order.
 SHAPES = ("ball", "cube", "cross")
+
+#: The metric whose radius-``r`` ball each shape is: ``ball`` the Euclidean
+#: ball, ``cube`` (side ``2r + 1``) the chessboard ball, ``cross`` the taxicab
+#: ball. The transforms' distance maps and the native ball kernel use these names.
+SHAPE_METRICS = {"ball": "euclidean", "cube": "chessboard", "cross": "taxicab"}
 
 # Each shape is "metric(x) <= radius ** power" on the centred integer grid.
 _POWERS = {"ball": 2, "cube": 1, "cross": 1}

@@ -102,7 +102,7 @@ for shape in [(16, 128, 128, 128), (64, 512, 512)]:
     cases = [
         ("edt", lambda: _native.edt(m)[0], ndi.distance_transform_edt,
          cndi and cndi.distance_transform_edt, mask),
-        ("cdt chessboard", lambda: _native.cdt(m, "chessboard")[0],
+        ("cdt chessboard", lambda: _native.cdt(m, np.ones((3,) * (m.ndim - 2), bool))[0],
          lambda s: ndi.distance_transform_cdt(s, metric="chessboard"), None, mask),
         ("grey_erosion size 3", lambda: erosion(v, 3), lambda s: ndi.grey_erosion(s, size=3),
          cndi and (lambda c: cndi.grey_erosion(c, size=3)), values),

@@ -29,7 +29,7 @@ import torch
 from morphaug import _ops
 from morphaug._ops import kernels as _native
 
-from test_native import MODES, ball_footprint, random_values, scipy_signed_edt
+from test_native import MODES, ball_footprint, chamfer, random_values, scipy_signed_edt
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -102,7 +102,8 @@ def cdt_case(shape, metric, indices, density, seed):
         distances, where = per_slice(x, lambda s: ndi.distance_transform_cdt(s, scipy_metric, return_indices=True))
         return [(distances, True)] + ([(np.moveaxis(where, 2, 0), True)] if indices else [])
 
-    return lambda device: _native.cdt(mask.to(device), metric, indices), reference
+    structure = chamfer(metric, len(shape) - 2)
+    return lambda device: _native.cdt(mask.to(device), structure, indices), reference
 
 
 def grey_case(kind, shape, dtype, dilation, mode, origin, element, seed):

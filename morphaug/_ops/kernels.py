@@ -13,7 +13,6 @@ arguments again and raise RuntimeError quoting the offending values. With
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,29 +62,14 @@ def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indi
     return distances, (indices if return_indices else None)
 
 
-def _metric_flags(metric, rank: int) -> list[int]:
-    """A CDT metric as the 3**rank flags of its (3,) * rank structure, C order."""
-    if isinstance(metric, str):
-        if metric in ("taxicab", "cityblock", "manhattan"):
-            return [int(sum(abs(o - 1) for o in offset) <= 1)
-                    for offset in itertools.product(range(3), repeat=rank)]
-        if metric == "chessboard":
-            return [1] * 3 ** rank
-        raise ValueError(f"metric must be 'taxicab', 'cityblock', 'manhattan', 'chessboard' or "
-                         f"a (3,) * S array, got {metric!r}")
-    flags = np.asarray(metric.detach().cpu() if isinstance(metric, torch.Tensor) else metric)
-    if flags.shape != (3,) * rank:
-        raise ValueError(f"metric array must have shape {(3,) * rank}, got {flags.shape}")
-    return (flags != 0).astype(int).ravel().tolist()
-
-
-def cdt(mask: torch.Tensor, metric="chessboard", return_indices: bool = False):
+def cdt(mask: torch.Tensor, structure: np.ndarray, return_indices: bool = False):
     """Chamfer distance transform of each ``(b, c)`` slice with SciPy's algorithm.
 
     Args:
         mask: bool tensor ``(B, C, *S)``, 1 to 6 spatial axes; true = foreground.
-        metric: ``"taxicab"`` / ``"cityblock"`` / ``"manhattan"`` (faces),
-            ``"chessboard"`` (full 3**S cube) or a ``(3,) * S`` array of flags.
+        structure: the chamfer neighbourhood, a bool ``(3,) * S`` array (the
+            metric as ``distance_transform_cdt`` parses it: taxicab, the faces;
+            chessboard, the full cube).
         return_indices: also return the voxel each distance is measured to.
 
     Returns:
@@ -101,9 +85,17 @@ def cdt(mask: torch.Tensor, metric="chessboard", return_indices: bool = False):
     instead (the exact L1 distance, which SciPy's taxicab chamfer is; lines
     in parallel), with the same values, -1 included.
     """
-    flags = _metric_flags(metric, mask.ndim - 2)
+    flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
     distances, indices = ops_for(mask).cdt(mask, flags, return_indices)
     return distances, (indices if return_indices else None)
+
+
+def _mode_codes(mode: Sequence[str]) -> list[int]:
+    """Canonical SciPy border modes as kernel codes (:data:`MODE_CODES`)."""
+    unknown = [m for m in mode if m not in MODE_CODES]
+    if unknown:
+        raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {unknown[0]!r}")
+    return [MODE_CODES[m] for m in mode]
 
 
 def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
@@ -131,10 +123,7 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
     value whatever the size). A NaN anywhere in a window gives NaN, as on the
     torch backend (SciPy's result depends on where the NaN sits).
     """
-    try:
-        codes = [MODE_CODES[m] for m in mode]
-    except KeyError as error:
-        raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
+    codes = _mode_codes(mode)
     return ops_for(input).grey_box(input, list(size), list(origin), codes, cval, dilation)
 
 
@@ -161,10 +150,7 @@ def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[
     true position. A NaN anywhere in a window gives NaN, as on the torch
     backend.
     """
-    try:
-        codes = [MODE_CODES[m] for m in mode]
-    except KeyError as error:
-        raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
+    codes = _mode_codes(mode)
     flags = np.asarray(footprint, dtype=bool)
     return ops_for(input).grey_footprint(input, list(flags.shape), flags.astype(int).ravel().tolist(),
                                  list(origin), codes, cval, dilation)
@@ -196,10 +182,7 @@ def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.nda
     would wrap. A NaN anywhere in a window gives NaN. Direct loops: every
     true position is one shifted read of a border-extended copy of the input.
     """
-    try:
-        codes = [MODE_CODES[m] for m in mode]
-    except KeyError as error:
-        raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {error.args[0]!r}") from None
+    codes = _mode_codes(mode)
     values = np.asarray(structure, dtype=np.float64)
     flags = np.ones(values.shape, bool) if footprint is None else np.asarray(footprint, dtype=bool)
     return ops_for(input).grey_structure(input, list(values.shape), values.ravel().tolist(),

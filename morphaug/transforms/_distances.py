@@ -44,9 +44,9 @@ __all__ = [
     "no_distance",
 ]
 
-FOOTPRINTS = ("ball", "cube", "cross")
-METRICS = ("euclidean", "taxicab", "chessboard")
-FOOTPRINT_METRIC = {"ball": "euclidean", "cube": "chessboard", "cross": "taxicab"}
+FOOTPRINTS = footprints.SHAPES
+FOOTPRINT_METRIC = footprints.SHAPE_METRICS
+METRICS = tuple(FOOTPRINT_METRIC.values())
 
 
 def distance_to_background(x: torch.Tensor, metric: str, sampling=None) -> torch.Tensor:
