@@ -423,13 +423,13 @@ def label_batch(device, batch=4):
 
 
 CASES = {
-    "RandLabelMorphology": (lambda **kw: RandLabelMorphology("label", num_classes=3, **kw), "label"),
-    "RandGreyMorphology": (lambda **kw: RandGreyMorphology("image", **kw), "image"),
-    "DistanceMap": (lambda **kw: DistanceMap("label", signed=True, num_classes=3, **kw), "label"),
-    "LabelBoundary": (lambda **kw: LabelBoundary("label", thickness=(1, 3), side="both", num_classes=3, **kw),
-                      "label"),
-    "FillHoles": (lambda **kw: FillHoles("label", num_classes=3, **kw), "label"),
-    "RandBoundaryJitter": (lambda **kw: RandBoundaryJitter("label", num_classes=3, **kw), "label"),
+    "RandLabelMorphology": (lambda keys="label", **kw: RandLabelMorphology(keys, num_classes=3, **kw), "label"),
+    "RandGreyMorphology": (lambda keys="image", **kw: RandGreyMorphology(keys, **kw), "image"),
+    "DistanceMap": (lambda keys="label", **kw: DistanceMap(keys, signed=True, num_classes=3, **kw), "label"),
+    "LabelBoundary": (lambda keys="label", **kw: LabelBoundary(keys, thickness=(1, 3), side="both", num_classes=3,
+                                                               **kw), "label"),
+    "FillHoles": (lambda keys="label", **kw: FillHoles(keys, num_classes=3, **kw), "label"),
+    "RandBoundaryJitter": (lambda keys="label", **kw: RandBoundaryJitter(keys, num_classes=3, **kw), "label"),
 }
 RANDOM = ["RandLabelMorphology", "RandGreyMorphology", "LabelBoundary", "RandBoundaryJitter"]
 LABEL_OUT = ["RandLabelMorphology", "FillHoles", "RandBoundaryJitter"]
@@ -502,15 +502,24 @@ def test_prob_one_changes_every_sample(device, name, config):
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_other_roles_pass_through(name):
+def test_keys_map_to_roles(name, device):
     factory, key = CASES[name]
-    data = make_data("cpu")
-    transform = factory()
-    params = transform.make_params(data[key])
     other = "image" if key == "label" else "label"
-    assert transform.apply(data[other], params, other) is data[other]
-    with pytest.raises(ValueError, match="role must be one of"):
-        transform.apply(data[key], params, "mask")
+    data = make_data(device)
+    data["copy"] = data[key].clone()
+    data[other] = "not looked at"  # a key of a role the transform does not change passes through untouched
+    kwargs = {"prob": 1.0} if name in RANDOM else {}
+    transform = factory(keys={other: other, key: key, "copy": key}, **kwargs)
+    assert transform.keys == (other, key, "copy") and transform.changed_keys == (key, "copy")
+    assert f"keys={{'{other}': '{other}', '{key}': '{key}', 'copy': '{key}'}}" in repr(transform)
+    out = transform(data)
+    assert out[other] is data[other]
+    # all keys of a sample get the same draw: the same as a bare tensor with that draw
+    expected = factory(**kwargs)(data[key], params=transform.last_params)
+    assert torch.equal(out[key], expected) and torch.equal(out["copy"], expected)
+    del data[other]
+    with pytest.raises(KeyError, match=repr(other)):
+        transform(data)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -620,6 +629,9 @@ BAD_ARGUMENTS = [
     (lambda: RandLabelMorphology("l", label_format="index"), ValueError, "num_classes= or classes="),
     (lambda: RandLabelMorphology("l", label_format="dense", num_classes=3), ValueError, "label_format"),
     (lambda: RandLabelMorphology((), num_classes=3), ValueError, "keys must name"),
+    (lambda: RandLabelMorphology({}, num_classes=3), ValueError, "keys must name"),
+    (lambda: RandLabelMorphology({"l": "mask"}, num_classes=3), ValueError,
+     r"keys: the role of key 'l' must be one of \('label', 'image'\), got 'mask'"),
     (lambda: RandLabelMorphology("l", num_classes=3, generator=0), TypeError, "generator"),
     (lambda: RandGreyMorphology("i", ops=("tophat",)), ValueError, "unknown name 'tophat'"),
     (lambda: RandGreyMorphology("i", radius=0), ValueError, ">= 1"),

@@ -411,16 +411,24 @@ def test_zero_amount_is_identity(name, amount, device):
     assert torch.equal(out["image"], data["image"]) and torch.equal(out["label"], data["label"])
 
 
-def test_histogram_transfer_leaves_labels_alone(device):
+def test_keys_map_to_roles(device):
     data = make_data(device)
-    transform = hist(prob=1.0)
+    data["image2"], data["label2"] = data["image"].clone(), data["label"].clone()
+    transform = RandHistogramTransfer({"image": "image", "label": "label", "image2": "image"}, prob=1.0)
     out = transform(data)
-    assert out["label"] is data["label"]
-    assert transform.apply(data["label"], transform.last_params, "label") is data["label"]
-    with pytest.raises(ValueError, match="role must be one of"):
-        transform.apply(data["image"], transform.last_params, "mask")
-    with pytest.raises(ValueError, match="role must be one of"):
-        mix().apply(data["image"], transform.last_params, "mask")
+    assert transform.changed_keys == ("image", "image2")
+    assert out["label"] is data["label"] and torch.equal(out["image"], out["image2"])  # labels left alone
+    # keys mapped to roles are keys and label_keys; all keys of a sample get one draw
+    roles = {"label": "label", "image": "image", "label2": "label", "image2": "image"}
+    transform = RandWassersteinMix(roles, prob=1.0, num_classes=3)
+    out = transform(data)
+    expected = mix()(data, params=transform.last_params)
+    for key in ("image", "label"):
+        assert torch.equal(out[key], expected[key]) and torch.equal(out[f"{key}2"], expected[key])
+    assert transform.image_keys == ("image", "image2") and transform.label_keys == ("label", "label2")
+    assert repr(transform).startswith("RandWassersteinMix(keys=('image', 'image2'), label_keys=('label', 'label2'), ")
+    assert repr(RandWassersteinMix("image")).startswith("RandWassersteinMix(keys=('image',), label_keys=None, ")
+    assert repr(RandWassersteinMix({"l": "label"})).startswith("RandWassersteinMix(keys={'l': 'label'}, weight=")
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -504,6 +512,9 @@ BAD_ARGUMENTS = [
     (lambda: mix(num_classes=None, label_format="index"), ValueError, "num_classes="),
     (lambda: mix(label_format="dense"), ValueError, "label_format"),
     (lambda: RandWassersteinMix("image", (), num_classes=3), ValueError, "label_keys must name"),
+    (lambda: RandWassersteinMix({"image": "mask"}, "label", num_classes=3), ValueError,
+     "keys: the role of key 'image' must be one of"),
+    (lambda: RandWassersteinMix({"label": "label"}, "label", num_classes=3), ValueError, "must not share"),
     (lambda: RandWassersteinMix(("image", "label"), "label", num_classes=3), ValueError, "must not share"),
     (lambda: RandWassersteinMix("image", ("a", "a"), num_classes=3), ValueError, "must not repeat"),
 ]

@@ -6,6 +6,12 @@ untouched) and returns a new object; inputs are never modified. MONAI
 MetaTensors and torchvision tv_tensors come back as the same type with a copy
 of their metadata.
 
+Roles
+    Each key is a ``"label"`` or an ``"image"``: ``keys`` is a mapping
+    ``{key: role}``, or keys that all take the transform's role (``role``;
+    a bare tensor has it too). A key of a role the transform does not change
+    passes through untouched, so one mapping can serve a whole pipeline.
+
 Randomness
     All random parameters are drawn once per call for the whole batch, as
     tensors on the batch's device (``make_params``), from ``generator=`` or

@@ -1,13 +1,18 @@
-"""The batch-transform base class: keys, tensor subclasses, randomness, replay.
+"""The batch-transform base class: keys and roles, tensor subclasses, randomness, replay.
 
 A transform is called on a tensor ``(B, C, *spatial)`` or on a mapping whose
-``keys`` entries are such tensors. It works in two steps, as torchvision v2
-and Kornia do:
+``keys`` entries are such tensors. Each key has a role, ``"label"`` or
+``"image"`` (``keys={key: role}``, or a sequence of keys that all take the
+transform's :attr:`~BatchTransform.role`); keys of a role the transform does
+not change pass through untouched. A transform works in two steps, as
+torchvision v2 and Kornia do:
 
 * ``make_params(batch, generator) -> dict[str, Tensor]`` draws every random
   parameter once, for the whole batch, as tensors on the batch's device;
-* ``apply(x, params, role) -> Tensor`` is deterministic and is called on every
-  key with the same ``params``, so all keys of one sample share one draw.
+* ``apply(x, params) -> Tensor`` is deterministic and is called on every key
+  of the transform's role with the same ``params``, so all keys of one sample
+  share one draw (a transform that changes two roles names the function of
+  each in ``appliers()``).
 
 ``transform(data, params=...)`` replays a draw; the last draw is kept in
 ``transform.last_params``.
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
@@ -131,6 +136,18 @@ def _check_keys(keys, name: str) -> tuple:
     return keys
 
 
+def _check_roles(keys, role: str, name: str) -> dict:
+    """``{key: role}`` from a mapping of keys to roles, or from keys that all take ``role``."""
+    if not isinstance(keys, Mapping):
+        return dict.fromkeys(_check_keys(keys, name), role)
+    if not keys:
+        raise ValueError(f"{name} must name at least one key")
+    for key, value in keys.items():
+        if value not in ROLES:
+            raise ValueError(f"{name}: the role of key {key!r} must be one of {ROLES}, got {value!r}")
+    return dict(keys)
+
+
 def _unwrap(x: torch.Tensor) -> torch.Tensor:
     """``x`` as a plain ``torch.Tensor`` (MetaTensor, tv_tensors and other subclasses)."""
     return x if type(x) is torch.Tensor else x.as_subclass(torch.Tensor)
@@ -156,11 +173,16 @@ class BatchTransform:
 
     Subclasses set :attr:`role`, validate their arguments in ``__init__``,
     and implement :meth:`make_params` (calling ``super().make_params`` for the
-    per-sample gate ``"apply"``) and :meth:`apply`.
+    per-sample gate ``"apply"``) and :meth:`apply`; one that changes more
+    than one role also overrides :meth:`appliers`.
 
     Args:
-        keys: the mapping keys to transform (ignored when called on a tensor).
-        output_keys: where results go; default: replace ``keys``.
+        keys: the mapping keys to transform (ignored when called on a tensor):
+            a key or a sequence of keys, each of role :attr:`role`, or a
+            mapping ``{key: role}`` with roles ``"label"`` and ``"image"``.
+            Keys of a role the transform does not change pass through
+            untouched (their ``output_keys`` are not written).
+        output_keys: where results go, one per key; default: replace ``keys``.
         allow_missing_keys: skip absent keys instead of raising ``KeyError``.
         prob: per-sample probability of transforming a sample.
         generator: a ``torch.Generator`` for all draws; None uses torch's
@@ -168,14 +190,16 @@ class BatchTransform:
             makes calls reproducible).
     """
 
-    #: The role of ``keys``; :meth:`apply` returns inputs of other roles unchanged.
+    #: The role :meth:`apply` changes: that of a bare tensor and of ``keys`` given as a sequence.
     role: str = "label"
     #: Constructor arguments shown by ``repr``.
     _repr_fields: tuple[str, ...] = ()
 
     def __init__(self, keys, *, output_keys=None, allow_missing_keys: bool = False,
                  prob: float = 1.0, generator: torch.Generator | None = None):
-        self.keys = _check_keys(keys, "keys")
+        #: ``{key: role}`` for every key; ``keys`` lists them in order.
+        self.roles = _check_roles(keys, self.role, "keys")
+        self.keys = tuple(self.roles)
         self.output_keys = self.keys if output_keys is None else _check_keys(output_keys, "output_keys")
         if len(self.output_keys) != len(self.keys):
             raise ValueError(
@@ -189,12 +213,6 @@ class BatchTransform:
         self.generator = generator
         self.last_params: dict[str, torch.Tensor] | None = None
 
-    def _passes_through(self, role: str) -> bool:
-        """True for a role this transform does not change (an unknown role is an error)."""
-        if role not in ROLES:
-            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
-        return role != self.role
-
     # ----------------------------------------------------------------- hooks
     def make_params(self, batch: torch.Tensor, generator: torch.Generator | None = None
                     ) -> dict[str, torch.Tensor]:
@@ -205,24 +223,40 @@ class BatchTransform:
         """
         return {"apply": uniform((batch.shape[0],), generator, batch.device) < self.prob}
 
-    def apply(self, x: torch.Tensor, params: Mapping[str, torch.Tensor], role: str) -> torch.Tensor:
-        """Transform one plain tensor ``x (B, C, *spatial)`` with ``params``.
+    def apply(self, x: torch.Tensor, params: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        """Transform one plain tensor ``x (B, C, *spatial)`` of the role :attr:`role` with ``params``.
 
-        Deterministic. Tensors of a role other than :attr:`role` come back
-        unchanged (adapters route ``tv_tensors.Image`` / ``Mask`` this way).
+        Deterministic; :meth:`__call__` calls it on every key of that role.
         """
         raise NotImplementedError
 
+    def appliers(self) -> dict[str, Callable[[torch.Tensor, Mapping[str, torch.Tensor]], torch.Tensor]]:
+        """The function each role this transform changes goes through: ``{role: apply}``.
+
+        Keys of the other roles pass through untouched.
+        """
+        return {self.role: self.apply}
+
+    @property
+    def changed_keys(self) -> tuple:
+        """The ``keys`` of a role this transform changes."""
+        changed = self.appliers()
+        return tuple(key for key, role in self.roles.items() if role in changed)
+
     # ------------------------------------------------------------------ call
     def __call__(self, data, params: Mapping[str, torch.Tensor] | None = None):
-        """Transform a tensor or the ``keys`` of a mapping; returns a new object.
+        """Transform a tensor (of the role :attr:`role`) or the ``keys`` of a mapping; returns a new object.
+
+        Each key goes through the function of its role (:meth:`appliers`), all
+        with one draw; keys of the other roles pass through untouched.
 
         Args:
             data: a tensor ``(B, C, *spatial)`` or a mapping of such tensors.
             params: a previous draw (``last_params``) to replay; default: draw.
         """
+        appliers = self.appliers()
         if isinstance(data, torch.Tensor):
-            entries = [(None, None, data)]
+            entries = [(None, None, appliers[self.role], data)]
         elif isinstance(data, Mapping):
             entries = []
             for key, out_key in zip(self.keys, self.output_keys):
@@ -233,7 +267,8 @@ class BatchTransform:
                         f"{type(self).__name__}: key {key!r} is not in the data (keys: "
                         f"{list(data)}); pass allow_missing_keys=True to skip it"
                     )
-                entries.append((key, out_key, data[key]))
+                if self.roles[key] in appliers:
+                    entries.append((key, out_key, appliers[self.roles[key]], data[key]))
             if not entries:
                 return dict(data)
         else:
@@ -241,9 +276,9 @@ class BatchTransform:
                 f"{type(self).__name__} expects a tensor (B, C, *spatial) or a mapping, "
                 f"got {type(data).__name__}"
             )
-        plain = [_unwrap(self._check_tensor(key, value)) for key, _, value in entries]
+        plain = [_unwrap(self._check_tensor(key, value)) for key, _, _, value in entries]
         batch = plain[0]
-        for (key, _, _), x in zip(entries, plain):
+        for (key, _, _, _), x in zip(entries, plain):
             if x.shape[0] != batch.shape[0] or x.device != batch.device:
                 raise ValueError(
                     f"{type(self).__name__}: key {key!r} has batch size {x.shape[0]} on {x.device}, "
@@ -255,12 +290,11 @@ class BatchTransform:
             params = self._check_params(params, batch)
         self.last_params = dict(params)
 
-        results = [_rewrap(self.apply(x, params, self.role), like=value)
-                   for (_, _, value), x in zip(entries, plain)]
+        results = [_rewrap(apply(x, params), like=value) for (_, _, apply, value), x in zip(entries, plain)]
         if isinstance(data, torch.Tensor):
             return results[0]
         output = dict(data)
-        for (_, out_key, _), result in zip(entries, results):
+        for (_, out_key, _, _), result in zip(entries, results):
             output[out_key] = result
         return output
 
@@ -289,9 +323,14 @@ class BatchTransform:
             checked[name] = value.to(batch.device)
         return checked
 
+    def _keys_repr(self) -> str:
+        """``keys=`` as given: the keys when all take :attr:`role`, else the roles."""
+        same = all(role == self.role for role in self.roles.values())
+        return f"keys={self.keys if same else self.roles!r}"
+
     def __repr__(self) -> str:
-        fields = ["keys", *self._repr_fields]
+        fields = list(self._repr_fields)
         if self.output_keys != self.keys:
-            fields.insert(1, "output_keys")
-        args = ", ".join(f"{name}={getattr(self, name)!r}" for name in fields)
+            fields.insert(0, "output_keys")
+        args = ", ".join([self._keys_repr(), *(f"{name}={getattr(self, name)!r}" for name in fields)])
         return f"{type(self).__name__}({args})"

@@ -73,8 +73,10 @@ class RandLabelMorphology(LabelTransform):
     (index into ``ops``), ``footprint`` (index into ``footprint``) and
     ``radius``, each ``(B, K')`` for the ``K'`` selected classes.
 
-    Radii cost nothing extra: each step is a threshold of one batched
-    EDT/CDT over all samples and classes (see ``_distances``).
+    Radii cost nothing extra: each step is one batched call over all samples
+    and classes, each with its own radius and footprint: the native
+    ``ball_morphology`` kernel, or on the torch backend a threshold of one
+    EDT/CDT per footprint shape in use (see ``_distances``).
 
     Example:
         >>> import torch
@@ -122,9 +124,7 @@ class RandLabelMorphology(LabelTransform):
         params["radius"] = randint(*self.radius, shape, generator, device)
         return params
 
-    def apply(self, x, params, role):
-        if self._passes_through(role):
-            return x
+    def apply(self, x, params):
         fmt, classes = self._labels(x)
         if params["op"].shape[1] != len(classes):
             raise ValueError(f"{type(self).__name__}: params were drawn for {params['op'].shape[1]} "
@@ -215,9 +215,7 @@ class RandGreyMorphology(BatchTransform):
         params["footprints"] = draw.footprints.to(device)
         return params
 
-    def apply(self, x, params, role):
-        if self._passes_through(role):
-            return x
+    def apply(self, x, params):
         results = self._ops(x, params["footprints"])
         op = per_sample(params["op"], x.ndim)
         out = x
@@ -290,9 +288,7 @@ class FillHoles(LabelTransform):
     def make_params(self, batch, generator=None):
         return {}
 
-    def apply(self, x, params, role):
-        if self._passes_through(role):
-            return x
+    def apply(self, x, params):
         fmt, classes = self._labels(x)
         ndim = x.ndim - 2
         if self.connectivity > ndim:

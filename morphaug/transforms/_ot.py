@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
 
 import torch
 
@@ -31,8 +30,7 @@ from ..ot import sinkhorn, wasserstein_barycenter
 from ._base import (
     BatchTransform,
     _check_keys,
-    _rewrap,
-    _unwrap,
+    _check_roles,
     check_float_range,
     per_sample,
     uniform,
@@ -203,9 +201,7 @@ class RandHistogramTransfer(BatchTransform):
         params["strength"] = low + (high - low) * uniform((batch_size,), generator, device)
         return params
 
-    def apply(self, x, params, role):
-        if self._passes_through(role):
-            return x
+    def apply(self, x, params):
         owner = type(self).__name__
         work = _work_dtype(x, owner)
         partner = _check_partner(params, x.shape[0], owner)
@@ -293,9 +289,10 @@ class RandWassersteinMix(LabelTransform):
 
     Args:
         keys: image keys, mixed linearly (float or integer, dtype preserved;
-            integers are rounded).
+            integers are rounded), or a mapping ``{key: role}`` of image and
+            label keys (see :class:`BatchTransform`).
         label_keys: label keys (index ``(B, 1, ...)`` or one-hot
-            ``(B, K, ...)``), mixed along the geodesics.
+            ``(B, K, ...)``), mixed along the geodesics; added to ``keys``.
         weight: number or range ``(low, high)`` in ``[0, 1]`` drawn per
             sample: how far each sample moves toward its partner.
         prob: per-sample probability.
@@ -326,19 +323,19 @@ class RandWassersteinMix(LabelTransform):
     """
 
     role = "image"
-    _repr_fields = ("label_keys", "weight", "prob", "reg", "max_iter", "tol", "num_classes", "label_format")
+    _repr_fields = ("weight", "prob", "reg", "max_iter", "tol", "num_classes", "label_format")
 
-    def __init__(self, keys, label_keys, weight=(0.2, 0.8), prob: float = 0.5, reg: float = 2e-3,
+    def __init__(self, keys, label_keys=None, weight=(0.2, 0.8), prob: float = 0.5, reg: float = 2e-3,
                  max_iter: int = 1000, tol: float = 1e-4, num_classes=None, label_format=None, *,
                  allow_missing_keys: bool = False, generator: torch.Generator | None = None):
-        image_keys = _check_keys(keys, "keys")
-        label_keys = _check_keys(label_keys, "label_keys")
-        shared = set(image_keys) & set(label_keys)
-        if shared:
-            raise ValueError(f"keys and label_keys must not share keys, got {sorted(shared, key=repr)}")
-        super().__init__(image_keys + label_keys, allow_missing_keys=allow_missing_keys, prob=prob,
-                         generator=generator)
-        self.image_keys, self.label_keys = image_keys, label_keys
+        roles = _check_roles(keys, self.role, "keys")
+        if label_keys is not None:
+            label_keys = _check_keys(label_keys, "label_keys")
+            shared = set(roles) & set(label_keys)
+            if shared:
+                raise ValueError(f"keys and label_keys must not share keys, got {sorted(shared, key=repr)}")
+            roles.update(dict.fromkeys(label_keys, "label"))
+        super().__init__(roles, allow_missing_keys=allow_missing_keys, prob=prob, generator=generator)
         self.weight = check_float_range(weight, "weight", minimum=0.0)
         if self.weight[1] > 1.0:
             raise ValueError(f"weight must lie in [0, 1], got {weight!r}")
@@ -346,39 +343,24 @@ class RandWassersteinMix(LabelTransform):
         self.max_iter, self.tol = _check_sinkhorn_options(max_iter, tol)
         self._setup_labels(None, num_classes, label_format)
 
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._repr_fields)
-        return f"{type(self).__name__}(keys={self.image_keys!r}, {fields})"
+    @property
+    def image_keys(self) -> tuple:
+        """The keys of role ``"image"``."""
+        return tuple(key for key, role in self.roles.items() if role == "image")
 
-    # ------------------------------------------------------------------ call
-    def __call__(self, data, params: Mapping[str, torch.Tensor] | None = None):
-        """As :meth:`BatchTransform.__call__`; ``keys`` are images, ``label_keys`` labels."""
-        if not isinstance(data, Mapping):
-            return super().__call__(data, params)
-        entries = []
-        for key in self.keys:
-            if key in data:
-                entries.append((key, data[key]))
-            elif not self.allow_missing_keys:
-                raise KeyError(f"{type(self).__name__}: key {key!r} is not in the data (keys: {list(data)}); "
-                               "pass allow_missing_keys=True to skip it")
-        if not entries:
-            return dict(data)
-        plain = [_unwrap(self._check_tensor(key, value)) for key, value in entries]
-        batch = plain[0]
-        for (key, _), x in zip(entries, plain):
-            if x.shape[0] != batch.shape[0] or x.device != batch.device:
-                raise ValueError(
-                    f"{type(self).__name__}: key {key!r} has batch size {x.shape[0]} on {x.device}, "
-                    f"but key {entries[0][0]!r} has {batch.shape[0]} on {batch.device}"
-                )
-        params = self.make_params(batch, self.generator) if params is None else self._check_params(params, batch)
-        self.last_params = dict(params)
-        output = dict(data)
-        for (key, value), x in zip(entries, plain):
-            role = "label" if key in self.label_keys else "image"
-            output[key] = _rewrap(self.apply(x, params, role), like=value)
-        return output
+    @property
+    def label_keys(self) -> tuple:
+        """The keys of role ``"label"``."""
+        return tuple(key for key, role in self.roles.items() if role == "label")
+
+    def _keys_repr(self) -> str:
+        """``keys=`` the images and ``label_keys=`` the labels (the roles when no key is an image)."""
+        if not self.image_keys:
+            return f"keys={self.roles!r}"
+        return f"keys={self.image_keys!r}, label_keys={self.label_keys or None!r}"
+
+    def appliers(self):
+        return {"image": self.apply, "label": self.apply_label}
 
     # ---------------------------------------------------------------- draws
     def make_params(self, batch, generator=None):
@@ -389,17 +371,22 @@ class RandWassersteinMix(LabelTransform):
         params["weight"] = low + (high - low) * uniform((batch_size,), generator, device)
         return params
 
-    def apply(self, x, params, role):
-        if role not in ("label", "image"):
-            self._passes_through(role)  # raises for an unknown role
-        owner = type(self).__name__
-        partner = _check_partner(params, x.shape[0], owner)
+    def apply(self, x, params):
+        """Images, mixed linearly: ``(1 - w) x_b + w x_p``."""
+        partner = _check_partner(params, x.shape[0], type(self).__name__)
+        work = _work_dtype(x, type(self).__name__)
+        weight = per_sample(params["weight"], x.ndim).to(work)
+        mixed = _cast_like(torch.lerp(x.to(work), x[partner].to(work), weight), x)
+        return self._endpoints(x, partner, params, mixed)
+
+    def apply_label(self, x, params):
+        """Label maps, mixed along the Wasserstein geodesics of their classes."""
+        partner = _check_partner(params, x.shape[0], type(self).__name__)
+        return self._endpoints(x, partner, params, self._mix_labels(x, partner, params["weight"]))
+
+    def _endpoints(self, x: torch.Tensor, partner: torch.Tensor, params, mixed: torch.Tensor) -> torch.Tensor:
+        """``mixed``, with ``x`` where skipped, paired with itself or ``w = 0`` and the partner at ``w = 1``."""
         weight = per_sample(params["weight"], x.ndim)
-        if role == "image":
-            work = _work_dtype(x, owner)
-            mixed = _cast_like(torch.lerp(x.to(work), x[partner].to(work), weight.to(work)), x)
-        else:
-            mixed = self._mix_labels(x, partner, params["weight"])
         mixed = torch.where(weight == 1, x[partner], mixed)
         keep = ~params["apply"] | (partner == torch.arange(x.shape[0], device=x.device))
         return torch.where(per_sample(keep, x.ndim) | (weight == 0), x, mixed)

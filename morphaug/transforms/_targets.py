@@ -117,9 +117,7 @@ class DistanceMap(_LabelTarget):
             return self.sampling * ndim
         raise ValueError(f"{type(self).__name__}: sampling {self.sampling} does not match {ndim} spatial axes")
 
-    def apply(self, x, params, role):
-        if self._passes_through(role):
-            return x
+    def apply(self, x, params):
         fmt, classes = self._labels(x)
         masks = class_masks(x, fmt, classes)
         sampling = self._sampling(x.ndim - 2)
@@ -151,7 +149,8 @@ class LabelBoundary(_LabelTarget):
     * ``"outer"``: ``binary_dilation(M, fp) & ~M``;
     * ``"both"``: their union, the morphological gradient.
 
-    Each is a threshold of one batched EDT/CDT, whatever ``t``.
+    Each is one batched ``ball_morphology`` call natively, or a threshold of
+    one batched EDT/CDT on the torch backend, whatever ``t``.
 
     Args:
         keys: label keys (index or one-hot, see :class:`RandLabelMorphology`).
@@ -198,9 +197,7 @@ class LabelBoundary(_LabelTarget):
         params["thickness"] = randint(*self.thickness, (batch.shape[0],), generator, batch.device)
         return params
 
-    def apply(self, x, params, role):
-        if self._passes_through(role):
-            return x
+    def apply(self, x, params):
         masks = self._masks(x)
         thickness = per_sample(params["thickness"], masks.ndim)
         footprint = torch.zeros_like(thickness)  # the one footprint, self.footprint
@@ -304,9 +301,7 @@ class RandBoundaryJitter(LabelTransform):
         params["field"] = smooth_noise(shape, self.smoothness, generator, device)
         return params
 
-    def apply(self, x, params, role):
-        if self._passes_through(role):
-            return x
+    def apply(self, x, params):
         fmt, candidates = self._candidates(x)
         field = params["field"]
         if field.shape[1:] != (len(candidates), *x.shape[2:]):
