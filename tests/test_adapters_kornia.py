@@ -122,9 +122,11 @@ def test_one_hot_masks_and_errors():
     with pytest.raises(ValueError, match="num_classes"):
         K.AugmentationSequential(RandLabelMorphology2D(label_format="onehot", p=1.0),
                                  data_keys=["input", "mask"])(image, onehot)
-    for name in ("prob", "generator", "keys"):
+    for name in ("prob", "generator", "keys", "allow_missing_keys"):
         with pytest.raises(TypeError, match=name):
             RandGreyMorphology2D(**{name: None})
+    # the core's keys are Kornia's data keys, with their roles
+    assert t.core.roles == {"input": "image", "mask": "label"} and t.core.changed_keys == ("mask",)
 
 
 def test_sequential_3d(device):

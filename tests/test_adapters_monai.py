@@ -164,6 +164,29 @@ def test_dataloader_worker_process_and_pickling():
     assert isinstance(restored.transforms[0], RandBoundaryJitterd)
 
 
+def test_keys_map_to_roles():
+    """One mapping of keys to roles for a whole pipeline: each transform changes its roles, the rest pass through."""
+    roles = {"label": "label", "image": "image"}
+    sample = make_sample(3)
+    out = Compose([
+        FillHolesd(roles, num_classes=3),
+        RandLabelMorphologyd(roles, prob=1.0, radius=1, num_classes=3),
+        RandGreyMorphologyd(roles, prob=1.0),
+        DistanceMapd(roles, output_keys=("sdf", "sdf_image"), classes=[2], spacing_from_meta=True),
+    ]).set_random_state(0)(sample)
+    expected = Compose([
+        FillHolesd("label", num_classes=3),
+        RandLabelMorphologyd("label", prob=1.0, radius=1, num_classes=3),
+        RandGreyMorphologyd("image", prob=1.0),
+        DistanceMapd("label", output_keys="sdf", classes=[2], spacing_from_meta=True),
+    ]).set_random_state(0)(sample)
+    assert set(out) == set(expected)  # an image key's output key is not written
+    for key in ("label", "image", "sdf"):
+        assert torch.equal(out[key].as_subclass(torch.Tensor), expected[key].as_subclass(torch.Tensor)), key
+    grey = RandGreyMorphologyd(roles, prob=1.0).set_random_state(0)
+    assert grey.core.roles == roles and grey(sample)["label"] is sample["label"]
+
+
 def test_set_random_state_reproduces_and_varies():
     sample = make_sample(0)
     t = RandGreyMorphologyd("image", prob=1.0, radius=(1, 3))

@@ -124,6 +124,7 @@ def test_torchvision_compose_on_batch_matches_core(device):
     assert torch.equal(plain(out["image"]), ref["image"]) and torch.equal(plain(out["mask"]), ref["label"])
     assert not torch.equal(plain(out["mask"]), label.to(torch.uint8))
     assert out["boxes"] is sample["boxes"] and out["name"] == "batch"
+    assert mix_t.core.changed_keys == ("image", "mask") and hist_t.core.changed_keys == ("image",)
     # a pure tensor batch is an image; one sample is refused (its partner would be itself)
     assert RandHistogramTransfer(p=1.0)(image).shape == image.shape
     with pytest.raises(ValueError, match="pairs the samples of a batch"):

@@ -71,6 +71,8 @@ def test_compose_on_dict_passes_other_types_through():
     expected = core.RandBoundaryJitter("label", num_classes=3, magnitude=1.5, smoothness=2.0, prob=1.0)(
         filled, params=label_t.core.last_params)[0, 0]
     assert torch.equal(plain(out["mask"]), expected) and type(out["mask"]) is tv_tensors.Mask
+    # the core's keys are one per type, with its role: Masks are labels, images images
+    assert label_t.core.roles == {"image": "image", "mask": "label"} and label_t.core.changed_keys == ("mask",)
 
 
 def test_batch_draws_per_sample(device):
@@ -159,8 +161,9 @@ def test_errors():
     mask = make_mask()
     out_pil, _ = RandLabelMorphology(num_classes=3, p=1.0)(pil, mask)
     assert out_pil is pil
-    with pytest.raises(TypeError, match="keys"):
-        RandGreyMorphology(keys="image")
+    for name in ("keys", "output_keys", "allow_missing_keys"):
+        with pytest.raises(TypeError, match=name):
+            RandGreyMorphology(**{name: "image"})
     with pytest.raises(ValueError, match="spatial_ndim"):
         RandGreyMorphology(spatial_ndim=4)
 

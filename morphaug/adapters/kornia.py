@@ -4,7 +4,10 @@ Use them alone or in ``kornia.augmentation.AugmentationSequential(...,
 data_keys=["input", "mask"])``: masks are label maps (index ``(B, 1, ...)``
 or one-hot ``(B, K, ...)``; the container hands them over as float and
 restores their dtype), inputs are images ``(B, C, H, W)`` / ``(B, C, D, H, W)``.
-Label transforms change masks only, ``RandGreyMorphology*`` inputs only.
+Each goes to the core under its data key, ``"input"`` (role ``"image"``) or
+``"mask"`` (role ``"label"``): label transforms change masks only,
+``RandGreyMorphology*`` and ``RandHistogramTransfer*`` inputs only,
+``RandWassersteinMix*`` both.
 
 Parameters
     ``generate_parameters(batch_shape)`` calls the core's ``make_params`` on
@@ -69,8 +72,11 @@ class _Adapter:
     p_mode: str | None = "gate"
     p_default: float = 0.5
 
+    #: The core's keys: Kornia's data keys, with their roles.
+    _keys = {"input": "image", "mask": "label"}
+
     def __init__(self, *args, p: float | None = None, same_on_batch: bool = False, keepdim: bool = False, **kwargs):
-        for name in ("keys", "output_keys", "prob", "generator"):
+        for name in ("keys", "output_keys", "allow_missing_keys", "prob", "generator"):
             if name in kwargs:
                 raise TypeError(f"{type(self).__name__} takes no {name}= (see morphaug.adapters.kornia)")
         p = self.p_default if p is None else p
@@ -80,12 +86,12 @@ class _Adapter:
             kwargs["prob"] = 1.0 if self.p_mode == "gate" else p
         super().__init__(p=p if self.p_mode in ("gate", "blend") else 1.0, same_on_batch=same_on_batch,
                          keepdim=keepdim)
-        self.core = self.core_class(self.core_class.role, *args, **kwargs)
+        self.core = self.core_class(self._keys, *args, allow_missing_keys=True, **kwargs)
 
     def _channels(self, batch_shape) -> int:
         """The channel count of the data the core draws for: the image's or the mask's."""
         core = self.core
-        if core.role == "image":
+        if "input" in core.changed_keys:
             return batch_shape[1]
         if getattr(core, "label_format", None) != "onehot":
             return 1
@@ -110,14 +116,15 @@ class _Adapter:
             out["apply"] = self._gate(params)
         return out
 
-    def _run(self, x: torch.Tensor, params, role: str) -> torch.Tensor:
-        return self.core(x, params=self.core_params(params)) if role == self.core.role else x
+    def _run(self, x: torch.Tensor, params, key: str) -> torch.Tensor:
+        """``x`` through the core under ``key`` (returned as is when the core does not change its role)."""
+        return self.core({key: x}, params=self.core_params(params))[key]
 
     def apply_transform(self, input, params, flags, transform=None):
-        return self._run(input, params, "image")
+        return self._run(input, params, "input")
 
     def apply_transform_mask(self, input, params, flags, transform=None):
-        return self._run(input, params, "label")
+        return self._run(input, params, "mask")
 
     def apply_non_transform_mask(self, input, params, flags, transform=None):
         return input
@@ -155,13 +162,10 @@ DistanceMap2D, DistanceMap3D = _pair(
 
 
 class _MixAdapter(_Adapter):
-    """An ``_Adapter`` whose core changes inputs and masks: each goes to the core under its role name."""
+    """An ``_Adapter`` whose arguments are keywords: a first positional one would be the core's ``label_keys``."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, label_keys="label", allow_missing_keys=True, **kwargs)
-
-    def _run(self, x: torch.Tensor, params, role: str) -> torch.Tensor:
-        return self.core({role: x}, params=self.core_params(params))[role]
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
 
 
 RandHistogramTransfer2D, RandHistogramTransfer3D = _pair(

@@ -2,6 +2,9 @@
 
 Each class takes ``keys``, ``allow_missing_keys`` and the core transform's
 arguments (``prob``, ``num_classes``, ...; see the core class) and calls the core.
+``keys`` may map keys to roles (``{"image": "image", "label": "label"}``, see
+:class:`morphaug.transforms.BatchTransform`): keys of a role the transform
+does not change pass through untouched.
 
 Per sample or batch
     ``batched=False`` (default, as every MONAI transform): each value is one
@@ -39,6 +42,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
 
 try:
@@ -55,7 +60,7 @@ __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "Label
 
 
 class _Mapd(MapTransform):
-    """Calls ``core_class(keys, **kwargs)`` on the present keys, per sample or batched."""
+    """Calls ``core_class(keys, **kwargs)`` on the present keys of the roles it changes, per sample or batched."""
 
     core_class: type = _core.BatchTransform
     backend = [TransformBackends.TORCH]
@@ -65,7 +70,8 @@ class _Mapd(MapTransform):
         if "generator" in kwargs:
             raise TypeError(f"{type(self).__name__}: randomness comes from set_random_state(seed), not generator=")
         self.batched = bool(batched)
-        self.core = self.core_class(self.keys, *args, allow_missing_keys=allow_missing_keys, **kwargs)
+        core_keys = keys if isinstance(keys, Mapping) else self.keys  # {key: role}, or MONAI's keys
+        self.core = self.core_class(core_keys, *args, allow_missing_keys=allow_missing_keys, **kwargs)
         self._core_args = (args, kwargs)
 
     @property
@@ -75,12 +81,15 @@ class _Mapd(MapTransform):
 
     def __call__(self, data):
         d = dict(data)
-        batch = {key: d[key] if self.batched else d[key][None] for key in self.key_iterator(d)}
-        if not batch:
+        present = list(self.key_iterator(d))
+        changed = [key for key in present if key in self.core.changed_keys]
+        if not changed:
             return d
+        # keys of the other roles go to the core as they are, and it passes them through
+        batch = {key: d[key] if self.batched or key not in changed else d[key][None] for key in present}
         out = self._run(batch)
         for key, out_key in zip(self.core.keys, self.core.output_keys):
-            if key in batch:
+            if key in changed:
                 d[out_key] = out[out_key] if self.batched else out[out_key][0]
         return d
 
@@ -104,7 +113,7 @@ class _RandMapd(_Mapd, RandomizableTransform):
 
     def _run(self, batch):
         self.randomize()
-        first = next(iter(batch.values()))
+        first = next(batch[key] for key in self.core.changed_keys if key in batch)
         if not isinstance(first, torch.Tensor):
             return self.core(batch)  # the core raises its TypeError
         generator = torch.Generator(device=first.device).manual_seed(self._seed)
@@ -218,11 +227,11 @@ class DistanceMapd(_Mapd):
             return self.core(batch)
         out = dict(batch)
         for key, out_key in zip(self.core.keys, self.core.output_keys):
-            if key in batch:
+            if key in batch and key in self.core.changed_keys:
                 spacing = self._spacing(key, batch[key])
                 if spacing not in self._cores:
                     args, kwargs = self._core_args
-                    self._cores[spacing] = self.core_class(self.keys, *args, sampling=spacing, **kwargs)
+                    self._cores[spacing] = self.core_class(self.core.roles, *args, sampling=spacing, **kwargs)
                 out[out_key] = self._cores[spacing](batch[key])
         return out
 
@@ -266,7 +275,8 @@ class RandHistogramTransferd(_PairedMapd):
 class RandWassersteinMixd(_PairedMapd):
     """MONAI version of :class:`morphaug.transforms.RandWassersteinMix`, on collated batches only.
 
-    ``keys`` are images, ``label_keys`` labels (MetaTensor labels are float index maps: pass ``num_classes``).
+    ``keys`` are images and ``label_keys`` labels, or ``keys`` maps keys to roles (MetaTensor labels are
+    float index maps: pass ``num_classes``).
 
     Example:
         >>> import torch
@@ -281,6 +291,6 @@ class RandWassersteinMixd(_PairedMapd):
 
     core_class = _core.RandWassersteinMix
 
-    def __init__(self, keys, label_keys, *args, **kwargs):
+    def __init__(self, keys, label_keys=None, *args, **kwargs):
         super().__init__(keys, label_keys, *args, **kwargs)
-        self.keys = self.core.keys  # images, then labels
+        self.keys = self.core.keys  # with label_keys

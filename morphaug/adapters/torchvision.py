@@ -5,7 +5,11 @@ Types
     pure tensor an image by v2's rule (only the first one, and only when the
     sample has no Image/Video/PIL image). Every other type (BoundingBoxes,
     KeyPoints, Video, PIL images, numbers, strings) passes through untouched.
-    Label transforms change Masks only; ``RandGreyMorphology`` changes images only.
+    A Mask goes to the core under the key ``"mask"`` (role ``"label"``), an
+    image under ``"image"`` (role ``"image"``), and the core changes the
+    roles it works on: label transforms change Masks only,
+    ``RandGreyMorphology`` and ``RandHistogramTransfer`` images only,
+    ``RandWassersteinMix`` both.
 Shapes
     with ``spatial_ndim=S`` (default 2; 3 for volumes): ``S`` dims are one
     map ``(H, W)``, ``S + 1`` one sample ``(C, H, W)``, ``S + 2`` a batch
@@ -61,31 +65,37 @@ __all__ = ["RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBou
 
 
 class _Transform(v2.Transform):
-    """Calls ``core_class`` on Masks (label role) or Images (image role) of a v2 sample."""
+    """Calls ``core_class`` on the Masks (key ``"mask"``, role label) and Images (key ``"image"``) of a v2 sample."""
 
     core_class: type = _core.BatchTransform
     _transformed_types = (tv_tensors.Image, tv_tensors.Mask, is_pure_tensor)
+    #: The core's keys: one per transformed type, with its role.
+    _keys = {"image": "image", "mask": "label"}
 
     def __init__(self, *args, spatial_ndim: int = 2, **kwargs):
         super().__init__()
         if "p" in kwargs:
             kwargs["prob"] = kwargs.pop("p")
-        if "keys" in kwargs or "output_keys" in kwargs:
-            raise TypeError(f"{type(self).__name__} finds its inputs by type: it takes no keys= / output_keys=")
+        if {"keys", "output_keys", "allow_missing_keys"} & set(kwargs):
+            raise TypeError(f"{type(self).__name__} finds its inputs by type: it takes no keys= / output_keys= / "
+                            "allow_missing_keys=")
         if isinstance(spatial_ndim, bool) or spatial_ndim not in (2, 3):
             raise ValueError(f"spatial_ndim must be 2 or 3, got {spatial_ndim!r}")
         self.spatial_ndim = spatial_ndim
-        self.core = self.core_class(self.core_class.role, *args, **kwargs)
+        self.core = self.core_class(self._keys, *args, allow_missing_keys=True, **kwargs)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, core={self.core!r}"
 
     @staticmethod
-    def _role(inpt) -> str:
-        return "label" if isinstance(inpt, tv_tensors.Mask) else "image"
+    def _key(inpt) -> str:
+        return "mask" if isinstance(inpt, tv_tensors.Mask) else "image"
+
+    def _changes(self, inpt) -> bool:
+        return isinstance(inpt, torch.Tensor) and self._key(inpt) in self.core.changed_keys
 
     def check_inputs(self, flat_inputs: list[Any]) -> None:
-        if self.core.role == "image" and any(isinstance(x, PIL.Image.Image) for x in flat_inputs):
+        if "image" in self.core.changed_keys and any(isinstance(x, PIL.Image.Image) for x in flat_inputs):
             raise TypeError(f"{type(self).__name__} works on tensors; convert PIL images with v2.ToImage() first")
 
     def _batch(self, inpt: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -99,15 +109,16 @@ class _Transform(v2.Transform):
 
     def make_params(self, flat_inputs: list[Any]) -> dict[str, Any]:
         for inpt in flat_inputs:
-            if isinstance(inpt, torch.Tensor) and self._role(inpt) == self.core.role:
+            if self._changes(inpt):
                 return {"core": self.core.make_params(self._batch(inpt)[0], self.core.generator)}
-        return {}  # nothing of the core's role: everything passes through
+        return {}  # nothing of a role the core changes: everything passes through
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        if "core" not in params or not isinstance(inpt, torch.Tensor) or self._role(inpt) != self.core.role:
+        if "core" not in params or not self._changes(inpt):
             return inpt
+        key = self._key(inpt)
         x, added = self._batch(inpt)
-        out = self.core(x, params=params["core"])
+        out = self.core({key: x}, params=params["core"])[key]
         out = out[0] if added else out
         out = out[0] if added == 2 and out.shape[0] == 1 else out
         return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
@@ -272,18 +283,5 @@ class RandWassersteinMix(_PairedTransform):
 
     core_class = _core.RandWassersteinMix
 
-    def __init__(self, **kwargs):
-        super().__init__(label_keys="label", allow_missing_keys=True, **kwargs)
-
-    def make_params(self, flat_inputs: list[Any]) -> dict[str, Any]:
-        for inpt in flat_inputs:
-            if isinstance(inpt, torch.Tensor):
-                return {"core": self.core.make_params(self._batch(inpt)[0], self.core.generator)}
-        return {}
-
-    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        if "core" not in params or not isinstance(inpt, torch.Tensor):
-            return inpt
-        role = self._role(inpt)  # the core's keys are the role names
-        out = self.core({role: self._batch(inpt)[0]}, params=params["core"])[role]
-        return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
+    def __init__(self, **kwargs):  # keywords only: a first positional argument would be the core's label_keys
+        super().__init__(**kwargs)
