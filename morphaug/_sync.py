@@ -27,7 +27,8 @@ READS = {
     "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact",
     "ot convergence": "sinkhorn, grid_sinkhorn, wasserstein_barycenter: how many problems still iterate, "
                       "every 10 iterations (POT's check)",
-    "cdt metric": "distance_transform_cdt: a metric array given as an accelerator tensor, once",
+    "tensor arguments": "an argument that shapes the computation given as an accelerator tensor (a CDT metric "
+                        "array; size, origin, sampling or axes), read once (morphaug.ndimage)",
 }
 
 

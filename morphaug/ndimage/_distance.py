@@ -104,9 +104,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .. import _sync
 from .. import _ops
-from ._normalize import check_input, foreground, normalize_sequence
+from ._normalize import check_input, foreground, normalize_sequence, tensor_argument
 
 __all__ = ["distance_transform_edt", "distance_transform_cdt", "distance_transform_bf"]
 
@@ -628,7 +627,7 @@ def _cdt_structure(metric, rank: int) -> np.ndarray:
             f"array of shape {(3,) * rank}, got {metric!r}"
         )
     if isinstance(metric, torch.Tensor):
-        metric = metric.numpy(force=True) if metric.device.type == "cpu" else _sync.host_read(metric, "cdt metric")
+        metric = metric.numpy(force=True) if metric.device.type == "cpu" else tensor_argument(metric)
     try:
         array = np.asarray(metric)
     except (TypeError, ValueError) as error:

@@ -23,11 +23,14 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import torch
 
+from .. import _sync
+
 __all__ = [
     "MODES",
     "check_input",
     "foreground",
     "normalize_axes",
+    "tensor_argument",
     "normalize_sequence",
     "normalize_mode",
     "normalize_modes",
@@ -103,7 +106,7 @@ def normalize_axes(axes, rank: int) -> tuple[int, ...]:
     if isinstance(axes, (numbers.Integral, np.integer)) and not isinstance(axes, bool):
         axes = (axes,)
     if isinstance(axes, torch.Tensor):
-        axes = axes.tolist()
+        axes = tensor_argument(axes)
     if not isinstance(axes, Iterable) or isinstance(axes, str):
         raise TypeError(f"axes must be an int, a sequence of ints or None, got {axes!r}")
     result = []
@@ -125,10 +128,15 @@ def normalize_axes(axes, rank: int) -> tuple[int, ...]:
     return tuple(result)
 
 
+def tensor_argument(value: torch.Tensor):
+    """``value.tolist()``: an argument given as a tensor, needed on the host (a host read on an accelerator)."""
+    return value.tolist() if value.device.type == "cpu" else _sync.host_read(value, "tensor arguments")
+
+
 def normalize_sequence(value, n: int, name: str) -> list:
     """A scalar repeated ``n`` times, or a sequence checked to have length ``n``."""
     if isinstance(value, torch.Tensor):
-        value = value.tolist() if value.ndim else value.item()
+        value = tensor_argument(value)
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if not isinstance(value, str) and isinstance(value, Iterable):
