@@ -118,7 +118,9 @@ def morph_step(masks: torch.Tensor, dilate: torch.Tensor, radius: torch.Tensor,
 
 def boundary_voxels(masks: torch.Tensor) -> torch.Tensor:
     """Mask voxels with a face neighbour outside the mask (the image border is not one)."""
-    cross = footprints.cross(1, masks.ndim - 2, device=masks.device)  # generate_binary_structure(n, 1)
+    # generate_binary_structure(n, 1) on the host, read there: its 2n + 1 true
+    # positions are visited (an element on the device would visit all 3^n)
+    cross = ndimage.generate_binary_structure(masks.ndim - 2, 1)
     return masks & ~ndimage.binary_erosion(masks, structure=cross, border_value=1)
 
 
