@@ -20,11 +20,13 @@ __all__ = ["READS", "host_read"]
 
 #: Why morphaug reads device data back, and where.
 READS = {
-    "binary fixpoint": "repeated binary steps (iterations != 1; binary_propagation and binary_fill_holes on "
-                       "the torch backend): whether the last chunk of steps changed anything, once per chunk",
+    "binary fixpoint": "binary ops repeated to a fixpoint (iterations < 1: binary_propagation and "
+                       "binary_fill_holes on the torch backend) or more than 4 times: whether the last chunk "
+                       "of steps changed anything, once per chunk",
     "ot arguments": "morphaug.ot value checks (finite, non-negative histograms of equal mass, barycentric "
-                    "weights, a finite cost), once per call",
-    "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact",
+                    "weights, a finite cost), one read per checked argument group, once per call",
+    "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact, "
+                     "once per call",
     "ot convergence": "sinkhorn, grid_sinkhorn, wasserstein_barycenter: how many problems still iterate, "
                       "every 10 iterations (POT's check)",
     "tensor arguments": "an argument that shapes the computation given as an accelerator tensor (a CDT metric "
