@@ -187,9 +187,10 @@ struct BoxAxis {
   int mode;
 };
 
+// The box in erosion form: a dilation's box arrives reflected (origin
+// -origin, minus 1 on even sizes: morphaug/ndimage/_grey.py).
 inline std::vector<BoxAxis> grey_box_axes(const at::Tensor& input, at::IntArrayRef size,
-                                          at::IntArrayRef origin, at::IntArrayRef mode,
-                                          bool dilation) {
+                                          at::IntArrayRef origin, at::IntArrayRef mode) {
   check_batched(input, "grey_box");
   TORCH_CHECK(!input.is_complex(), "morphaug::grey_box: expected a real tensor, got ",
               input.scalar_type());
@@ -210,9 +211,7 @@ inline std::vector<BoxAxis> grey_box_axes(const at::Tensor& input, at::IntArrayR
                 mode[d], " on spatial axis ", d,
                 " is not 0 (reflect), 1 (mirror), 2 (nearest), 3 (wrap) or 4 (constant)");
     if (k == 1) continue;
-    // SciPy's grey_dilation reflects the box: origin -> -origin, minus 1 when k is even.
-    const int64_t o = dilation ? -origin[d] - (k % 2 == 0 ? 1 : 0) : origin[d];
-    axes.push_back(BoxAxis{static_cast<int>(d), k, k / 2 + o, static_cast<int>(mode[d])});
+    axes.push_back(BoxAxis{static_cast<int>(d), k, k / 2 + origin[d], static_cast<int>(mode[d])});
   }
   return axes;
 }
@@ -253,9 +252,10 @@ struct FootprintSetup {
   std::vector<FootprintRun> runs;
 };
 
-// Per-axis placement of an element shared by every slice: input size, extent
-// k and extension before the line (SciPy's reflection for dilation), with
-// the argument checks common to grey_footprint and grey_structure.
+// Per-axis placement of an element shared by every slice, in erosion form
+// (a dilation's element arrives reflected): input size, extent k and
+// extension before the line, with the argument checks common to
+// grey_footprint and grey_structure.
 struct ElementAxes {
   std::vector<int64_t> size, k, left;
   std::vector<int> mode;
@@ -263,8 +263,7 @@ struct ElementAxes {
 };
 
 inline ElementAxes element_axes(const at::Tensor& input, at::IntArrayRef shape,
-                                at::IntArrayRef origin, at::IntArrayRef mode, bool dilation,
-                                const char* op) {
+                                at::IntArrayRef origin, at::IntArrayRef mode, const char* op) {
   check_batched(input, op);
   TORCH_CHECK(!input.is_complex(), "morphaug::", op, ": expected a real tensor, got ",
               input.scalar_type());
@@ -284,21 +283,17 @@ inline ElementAxes element_axes(const at::Tensor& input, at::IntArrayRef shape,
     TORCH_CHECK(mode[d] >= kReflect && mode[d] <= kConstant, "morphaug::", op, ": mode code ",
                 mode[d], " on spatial axis ", d,
                 " is not 0 (reflect), 1 (mirror), 2 (nearest), 3 (wrap) or 4 (constant)");
-    // SciPy's grey_dilation reflects the element: origin -> -origin, minus 1 when k is even.
-    const int64_t o = dilation ? -origin[d] - (k % 2 == 0 ? 1 : 0) : origin[d];
     a.size.push_back(input.size(d + 2));
     a.k.push_back(k);
-    a.left.push_back(k / 2 + o);
+    a.left.push_back(k / 2 + origin[d]);
     a.mode.push_back(static_cast<int>(mode[d]));
     a.count *= k;
   }
   return a;
 }
 
-// The footprint's `count` flags (0 or 1, at least one 1) in C order,
-// reflected for dilation.
-inline std::vector<bool> element_flags(at::IntArrayRef footprint, int64_t count, bool dilation,
-                                       const char* op) {
+// The footprint's `count` flags (0 or 1, at least one 1) in C order.
+inline std::vector<bool> element_flags(at::IntArrayRef footprint, int64_t count, const char* op) {
   TORCH_CHECK(static_cast<int64_t>(footprint.size()) == count, "morphaug::", op, ": footprint ",
               "must hold the ", count, " flags of the element shape in C order, got ", footprint.size());
   std::vector<bool> flags(footprint.size());
@@ -307,8 +302,6 @@ inline std::vector<bool> element_flags(at::IntArrayRef footprint, int64_t count,
                 ": footprint flags must be 0 or 1, got ", footprint[e], " at position ", e);
     flags[e] = footprint[e] == 1;
   }
-  // Reflecting every axis of a C-order array reverses its flat order.
-  if (dilation) std::reverse(flags.begin(), flags.end());
   TORCH_CHECK(std::find(flags.begin(), flags.end(), true) != flags.end(), "morphaug::", op,
               ": footprint must have at least one true element");
   return flags;
@@ -316,9 +309,9 @@ inline std::vector<bool> element_flags(at::IntArrayRef footprint, int64_t count,
 
 inline FootprintSetup grey_footprint_setup(const at::Tensor& input, at::IntArrayRef shape,
                                            at::IntArrayRef footprint, at::IntArrayRef origin,
-                                           at::IntArrayRef mode, bool dilation) {
-  const ElementAxes a = element_axes(input, shape, origin, mode, dilation, "grey_footprint");
-  const std::vector<bool> flags = element_flags(footprint, a.count, dilation, "grey_footprint");
+                                           at::IntArrayRef mode) {
+  const ElementAxes a = element_axes(input, shape, origin, mode, "grey_footprint");
+  const std::vector<bool> flags = element_flags(footprint, a.count, "grey_footprint");
   FootprintSetup f;
   if (a.size.size() == 1) {  // a leading axis of 1, so that every input has rows
     f.size.push_back(1);
@@ -412,9 +405,9 @@ inline int64_t extended_numel(const ExtendedShape& s) {
 // grey_footprint as an extended element (the CUDA kernel).
 inline ExtendedElement grey_footprint_element(const at::Tensor& input, at::IntArrayRef shape,
                                               at::IntArrayRef footprint, at::IntArrayRef origin,
-                                              at::IntArrayRef mode, bool dilation) {
-  const ElementAxes a = element_axes(input, shape, origin, mode, dilation, "grey_footprint");
-  return extended_element(a, element_flags(footprint, a.count, dilation, "grey_footprint"));
+                                              at::IntArrayRef mode) {
+  const ElementAxes a = element_axes(input, shape, origin, mode, "grey_footprint");
+  return extended_element(a, element_flags(footprint, a.count, "grey_footprint"));
 }
 
 // --- grey_structure --------------------------------------------------------
@@ -429,18 +422,18 @@ struct StructureSetup {
 inline StructureSetup grey_structure_setup(const at::Tensor& input, at::IntArrayRef shape,
                                            at::ArrayRef<double> structure, at::IntArrayRef footprint,
                                            at::IntArrayRef origin, at::IntArrayRef mode,
-                                           bool dilation) {
-  const ElementAxes a = element_axes(input, shape, origin, mode, dilation, "grey_structure");
+                                           bool maximum) {
+  const ElementAxes a = element_axes(input, shape, origin, mode, "grey_structure");
   const int64_t count = a.count;
   StructureSetup s;
-  s.element = extended_element(a, element_flags(footprint, count, dilation, "grey_structure"));
+  s.element = extended_element(a, element_flags(footprint, count, "grey_structure"));
   TORCH_CHECK(static_cast<int64_t>(structure.size()) == count, "morphaug::grey_structure: ",
               "structure must hold the ", count, " values of the element shape in C order, got ",
               structure.size());
   for (const int64_t e : s.element.positions) {
-    // Erosion subtracts the structure; dilation adds the reflected one.
-    const double value = structure[dilation ? count - 1 - e : e];
-    s.weights.push_back(dilation ? value : -value);
+    // The minimum subtracts the structure, the maximum (a dilation's, given
+    // the reflected structure) adds it.
+    s.weights.push_back(maximum ? structure[e] : -structure[e]);
   }
   return s;
 }

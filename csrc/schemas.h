@@ -20,23 +20,26 @@ inline void define_schemas(torch::Library& m) {
   // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
   // metric: the 3^S flags of the (3,) * S structure in C order.
   m.def("cdt(Tensor mask, int[] metric, bool return_indices) -> (Tensor, Tensor)");
-  // grey_erosion / grey_dilation (dilation = true) with a box `size`; mode codes
-  // 0 reflect, 1 mirror, 2 nearest, 3 wrap, 4 constant (cval).
+  // The minimum (maximum = true: the maximum) filter of grey_erosion with a box
+  // `size` and its origin, in erosion form (grey_dilation passes the reflected
+  // origin: the element is reflected once, in Python); mode codes 0 reflect,
+  // 1 mirror, 2 nearest, 3 wrap, 4 constant (cval).
   m.def(
-      "grey_box(Tensor input, int[] size, int[] origin, int[] mode, Scalar cval, bool dilation) "
+      "grey_box(Tensor input, int[] size, int[] origin, int[] mode, Scalar cval, bool maximum) "
       "-> Tensor");
-  // grey_erosion / grey_dilation with a flat footprint shared by every slice:
+  // The same with a flat footprint shared by every slice, in erosion form:
   // `shape` its extent per spatial axis, `footprint` its prod(shape) flags (0 or
   // 1, at least one 1) in C order; origin and mode as for grey_box.
   m.def(
       "grey_footprint(Tensor input, int[] shape, int[] footprint, int[] origin, int[] mode, "
-      "Scalar cval, bool dilation) -> Tensor");
-  // grey_erosion / grey_dilation with a non-flat element shared by every slice:
-  // `structure` its prod(shape) float64 values and `footprint` its flags (as for
-  // grey_footprint), both in C order; origin and mode as for grey_box.
+      "Scalar cval, bool maximum) -> Tensor");
+  // The same with a non-flat element shared by every slice, in erosion form:
+  // `structure` its prod(shape) float64 values (the minimum subtracts them,
+  // the maximum adds them) and `footprint` its flags (as for grey_footprint),
+  // both in C order; origin and mode as for grey_box.
   m.def(
       "grey_structure(Tensor input, int[] shape, float[] structure, int[] footprint, int[] origin, "
-      "int[] mode, Scalar cval, bool dilation) -> Tensor");
+      "int[] mode, Scalar cval, bool maximum) -> Tensor");
   // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
   // (B, C, *spatial) tensor for an element that holds its centre and is symmetric:
   // `offsets` holds rank displacements per element offset (relative to the

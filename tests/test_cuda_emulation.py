@@ -29,7 +29,7 @@ import torch
 from morphaug import _ops
 from morphaug._ops import kernels as _native
 
-from test_native import MODES, ball_footprint, chamfer, random_values, scipy_signed_edt
+from test_native import MODES, ball_footprint, chamfer, erosion_form, random_values, scipy_signed_edt
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -113,14 +113,18 @@ def grey_case(kind, shape, dtype, dilation, mode, origin, element, seed):
     source = values.numpy()
     scipy_fn = ndi.grey_dilation if dilation else ndi.grey_erosion
     if kind == "grey_box":
-        call = lambda device: _native.grey_box(values.to(device), element, origin, mode, cval, dilation)  # noqa: E731
+        k_origin = erosion_form(dilation, element, origin)[0]
+        call = lambda device: _native.grey_box(values.to(device), element, k_origin, mode, cval, dilation)  # noqa: E731
         kwargs = dict(size=element)
     elif kind == "grey_footprint":
-        call = lambda device: _native.grey_footprint(values.to(device), element, origin, mode, cval, dilation)  # noqa: E731
+        k_origin, k_element = erosion_form(dilation, element.shape, origin, element)
+        call = lambda device: _native.grey_footprint(  # noqa: E731
+            values.to(device), k_element, k_origin, mode, cval, dilation)
         kwargs = dict(footprint=element)
     else:
-        call = lambda device: _native.grey_structure(values.to(device), element, None, origin, mode, cval,  # noqa: E731
-                                                     dilation)
+        k_origin, k_element = erosion_form(dilation, element.shape, origin, element)
+        call = lambda device: _native.grey_structure(  # noqa: E731
+            values.to(device), k_element, None, k_origin, mode, cval, dilation)
         kwargs = dict(structure=element)
 
     def reference():

@@ -330,6 +330,16 @@ GREY_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torc
                torch.uint8, torch.int64, torch.bool]
 
 
+def erosion_form(maximum: bool, shape, origin, *elements):
+    """``(origin, *elements)`` as the native grey kernels take them: erosion's unchanged;
+    for SciPy's dilation reflected (arrays flipped, each origin ``-o``, minus 1 on an
+    even extent), as morphaug.ndimage does once before calling a kernel."""
+    if not maximum:
+        return (list(origin), *elements)
+    return ([-o - (1 - k % 2) for o, k in zip(origin, shape)],
+            *(None if e is None else np.flip(e) for e in elements))
+
+
 def random_values(rng, shape, dtype):
     if dtype == torch.bool:
         return torch.from_numpy(rng.random(shape) < 0.5)
@@ -357,7 +367,7 @@ def test_grey_box_matches_scipy(device, case, dtype, dilation, data):
     values = random_values(rng, x.shape, dtype).to(on(device, "grey_box"))
     cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
     before = values.clone()
-    result = _native.grey_box(values, size, origin, mode, cval, dilation)
+    result = _native.grey_box(values, size, erosion_form(dilation, size, origin)[0], mode, cval, dilation)
     assert torch.equal(values, before)
     assert result.dtype == dtype and result.shape == values.shape and result.is_contiguous()
     reference = ndi.grey_dilation if dilation else ndi.grey_erosion
@@ -648,7 +658,8 @@ def test_grey_footprint_matches_scipy(device, case, dtype, dilation, data):
     values = random_values(rng, x.shape, dtype).to(on(device, "grey_footprint"))
     cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
     before = values.clone()
-    result = _native.grey_footprint(values, footprint, origin, [mode] * rank, cval, dilation)
+    k_origin, k_footprint = erosion_form(dilation, shape, origin, footprint)
+    result = _native.grey_footprint(values, k_footprint, k_origin, [mode] * rank, cval, dilation)
     assert torch.equal(values, before)
     assert result.dtype == dtype and result.shape == values.shape and result.is_contiguous()
     reference = ndi.grey_dilation if dilation else ndi.grey_erosion
@@ -679,7 +690,8 @@ def test_grey_footprint_larger_shapes_match_scipy(device, shape):
     origin = [1] + [0] * (rank - 1)
     dev = on(device, "grey_footprint")
     for dilation, reference in ((False, ndi.grey_erosion), (True, ndi.grey_dilation)):
-        got = _native.grey_footprint(values.to(dev), footprint, origin, ["reflect"] * rank, 0.0,
+        k_origin, k_footprint = erosion_form(dilation, footprint.shape, origin, footprint)
+        got = _native.grey_footprint(values.to(dev), k_footprint, k_origin, ["reflect"] * rank, 0.0,
                                      dilation).cpu()
         for b, c in np.ndindex(shape[:2]):
             np.testing.assert_array_equal(
@@ -754,7 +766,9 @@ def test_grey_structure_matches_torch_backend_and_scipy(device, monkeypatch, cas
         values += 10  # x -/+ structure stays in every integer range (SciPy would wrap)
     cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
     on_device = values.to(on(device, "grey_structure"))
-    result = _native.grey_structure(on_device, structure, footprint, origin, [mode] * rank, cval, dilation)
+    k_origin, k_structure, k_footprint = erosion_form(dilation, shape, origin, structure, footprint)
+    result = _native.grey_structure(on_device, k_structure, k_footprint, k_origin, [mode] * rank, cval,
+                                    dilation)
     assert torch.equal(on_device.cpu(), values)
     assert result.dtype == dtype and result.shape == values.shape and result.is_contiguous()
     result = result.cpu()
@@ -783,7 +797,8 @@ def test_grey_structure_larger_shapes_match_scipy(device, shape):
     origin = [1] + [0] * (rank - 1)
     dev = on(device, "grey_structure")
     for dilation, reference in ((False, ndi.grey_erosion), (True, ndi.grey_dilation)):
-        got = _native.grey_structure(values.to(dev), structure, None, origin, ["mirror"] * rank, 0.0,
+        k_origin, k_structure = erosion_form(dilation, structure.shape, origin, structure)
+        got = _native.grey_structure(values.to(dev), k_structure, None, k_origin, ["mirror"] * rank, 0.0,
                                      dilation).cpu()
         for b, c in np.ndindex(shape[:2]):
             np.testing.assert_array_equal(
@@ -802,7 +817,7 @@ def test_grey_structure_saturates_integers_and_gives_nan_for_nan(device, monkeyp
     assert _native.grey_structure(x, structure, None, [0], ["nearest"], 0, True).tolist() == [[[255] * 3]]
     wide = torch.arange(-60, 60, dtype=torch.int8).reshape(1, 1, -1)
     eroded = _native.grey_structure(wide.to(dev), structure / 3, None, [1], ["wrap"], 0, False).cpu()
-    dilated = _native.grey_structure(wide.to(dev), structure / 3, None, [1], ["wrap"], 0, True).cpu()
+    dilated = _native.grey_structure(wide.to(dev), structure[::-1] / 3, None, [-1], ["wrap"], 0, True).cpu()
     assert eroded.min() == -128 and dilated.max() == 127
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     assert torch.equal(eroded, grey_erosion(wide, structure=structure / 3, origin=1, mode="wrap"))

@@ -55,8 +55,8 @@ void box_pass(const T* in, T* out, const Lines& lines, const BoxAxis& a, T cval)
 }
 
 at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
-                        at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
-  const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode, dilation);
+                        at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+  const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   if (x.numel() == 0) return out;
@@ -70,7 +70,7 @@ at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntAr
     for (int p = 0; p < passes; ++p) {
       scalar_t* dst = pass_target(p, passes, out, scratch).data_ptr<scalar_t>();
       const Lines lines = lines_along(x, axes[p].axis);
-      if (dilation) {
+      if (maximum) {
         box_pass<scalar_t, true>(src, dst, lines, axes[p], fill);
       } else {
         box_pass<scalar_t, false>(src, dst, lines, axes[p], fill);

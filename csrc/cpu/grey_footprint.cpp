@@ -184,8 +184,8 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
 
 at::Tensor grey_footprint_cpu(const at::Tensor& input, at::IntArrayRef shape,
                               at::IntArrayRef footprint, at::IntArrayRef origin,
-                              at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
-  const FootprintSetup f = grey_footprint_setup(input, shape, footprint, origin, mode, dilation);
+                              at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+  const FootprintSetup f = grey_footprint_setup(input, shape, footprint, origin, mode);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   if (x.numel() == 0) return out;
@@ -193,7 +193,7 @@ at::Tensor grey_footprint_cpu(const at::Tensor& input, at::IntArrayRef shape,
   AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
                              "morphaug::grey_footprint (CPU)", [&] {
     const scalar_t fill = box_fill<scalar_t>(cval, "grey_footprint");
-    if (dilation) {
+    if (maximum) {
       footprint_filter<scalar_t, true>(x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), slices, f,
                                        fill);
     } else {

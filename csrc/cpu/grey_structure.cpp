@@ -98,9 +98,9 @@ void structure_filter(const T* in, T* out, T* ext, int64_t slices, const Structu
 at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
                               at::ArrayRef<double> structure, at::IntArrayRef footprint,
                               at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
-                              bool dilation) {
+                              bool maximum) {
   const StructureSetup s =
-      grey_structure_setup(input, shape, structure, footprint, origin, mode, dilation);
+      grey_structure_setup(input, shape, structure, footprint, origin, mode, maximum);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   if (x.numel() == 0) return out;
@@ -113,7 +113,7 @@ at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
       structure_filter<scalar_t, decltype(max)::value>(x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
                                                         ext.data_ptr<scalar_t>(), slices, s, fill);
     };
-    if (dilation) {
+    if (maximum) {
       run(std::true_type{});
     } else {
       run(std::false_type{});

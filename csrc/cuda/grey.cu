@@ -28,9 +28,9 @@ __global__ void box_pass_kernel(const T* in, T* out, Lines lines, BoxAxis a, T c
 }
 
 at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
-                         at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
+                         at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
   const cuda::DeviceGuard guard(input.device());
-  const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode, dilation);
+  const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   if (x.numel() == 0) return out;
@@ -47,7 +47,7 @@ at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntA
       const Lines lines = lines_along(x, axes[p].axis);
       const int blocks =
           static_cast<int>(std::min((lines.count + kThreads - 1) / kThreads, kMaxBlocks));
-      if (dilation) {
+      if (maximum) {
         cuda::launch<box_pass_kernel<scalar_t, true>>(blocks, kThreads, stream, src, dst, lines,
                                                       axes[p], fill);
       } else {

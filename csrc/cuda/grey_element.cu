@@ -17,10 +17,10 @@
 namespace morphaug {
 namespace {
 
-// launch(std::true_type{}) for a dilation (the maximum), else launch(std::false_type{}).
+// launch(std::true_type{}) for the maximum, else launch(std::false_type{}).
 template <typename Launch>
-void with_extremum(bool dilation, const Launch& launch) {
-  if (dilation) {
+void with_extremum(bool maximum, const Launch& launch) {
+  if (maximum) {
     launch(std::true_type{});
   } else {
     launch(std::false_type{});
@@ -83,9 +83,9 @@ at::Tensor extend(const at::Tensor& x, const ExtendedShape& s, T cval, cudaStrea
 
 at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
                                at::IntArrayRef footprint, at::IntArrayRef origin,
-                               at::IntArrayRef mode, const at::Scalar& cval, bool dilation) {
+                               at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
   const cuda::DeviceGuard guard(input.device());
-  const ExtendedElement e = grey_footprint_element(input, shape, footprint, origin, mode, dilation);
+  const ExtendedElement e = grey_footprint_element(input, shape, footprint, origin, mode);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   if (x.numel() == 0) return out;
@@ -97,7 +97,7 @@ at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
                              "morphaug::grey_footprint (CUDA)", [&] {
     const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_footprint"),
                                             stream);
-    with_extremum(dilation, [&](auto max) {
+    with_extremum(maximum, [&](auto max) {
       cuda::launch<footprint_kernel<scalar_t, decltype(max)::value>>(
           blocks_for(numel), kThreads, stream, ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
           numel, e.shape, slice_numel, ext_numel, offsets.data_ptr<int64_t>(), count);
@@ -109,10 +109,10 @@ at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
 at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
                                at::ArrayRef<double> structure, at::IntArrayRef footprint,
                                at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
-                               bool dilation) {
+                               bool maximum) {
   const cuda::DeviceGuard guard(input.device());
   const StructureSetup s =
-      grey_structure_setup(input, shape, structure, footprint, origin, mode, dilation);
+      grey_structure_setup(input, shape, structure, footprint, origin, mode, maximum);
   const at::Tensor x = input.contiguous();
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
   if (x.numel() == 0) return out;
@@ -128,7 +128,7 @@ at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
         to_device(structure_weights<scalar_t>(s), c10::CppTypeToScalarType<Acc>::value, x.device());
     const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_structure"),
                                             stream);
-    with_extremum(dilation, [&](auto max) {
+    with_extremum(maximum, [&](auto max) {
       cuda::launch<structure_kernel<scalar_t, decltype(max)::value>>(
           blocks_for(numel), kThreads, stream, ext.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
           numel, e.shape, slice_numel, ext_numel, offsets.data_ptr<int64_t>(),

@@ -27,15 +27,15 @@ def register_fakes(namespace: str) -> None:
                 mask.new_empty(index_shape(mask, return_indices), dtype=torch.int32))
 
     @torch.library.register_fake(f"{namespace}::grey_box")
-    def _grey_box_fake(input, size, origin, mode, cval, dilation):
+    def _grey_box_fake(input, size, origin, mode, cval, maximum):
         return input.new_empty(input.shape)
 
     @torch.library.register_fake(f"{namespace}::grey_footprint")
-    def _grey_footprint_fake(input, shape, footprint, origin, mode, cval, dilation):
+    def _grey_footprint_fake(input, shape, footprint, origin, mode, cval, maximum):
         return input.new_empty(input.shape)
 
     @torch.library.register_fake(f"{namespace}::grey_structure")
-    def _grey_structure_fake(input, shape, structure, footprint, origin, mode, cval, dilation):
+    def _grey_structure_fake(input, shape, structure, footprint, origin, mode, cval, maximum):
         return input.new_empty(input.shape)
 
     @torch.library.register_fake(f"{namespace}::propagate")

@@ -99,21 +99,24 @@ def _mode_codes(mode: Sequence[str]) -> list[int]:
 
 
 def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
-             mode: Sequence[str], cval, dilation: bool) -> torch.Tensor:
-    """``grey_erosion`` (or ``grey_dilation``) of each ``(b, c)`` slice by a box.
+             mode: Sequence[str], cval, maximum: bool) -> torch.Tensor:
+    """The minimum (``grey_erosion``) or maximum filter of each ``(b, c)`` slice by a box.
+
+    Elements are in erosion form: ``grey_dilation`` is the maximum filter by
+    the reflected element, which its caller passes (SciPy's reflection is
+    written once, in ``morphaug.ndimage._grey``).
 
     Args:
         input: real tensor ``(B, C, *S)`` (bool, integer, float16, bfloat16,
             float32 or float64), at most 16 spatial axes.
         size: box length per spatial axis, >= 1 (1 leaves that axis alone).
-        origin: per spatial axis, as passed to SciPy's grey_erosion /
-            grey_dilation (for dilation the kernel reflects the box itself):
+        origin: per spatial axis, as grey_erosion takes it:
             ``-(size // 2) <= origin <= (size - 1) // 2``.
         mode: canonical SciPy border mode per spatial axis: ``"reflect"``,
             ``"mirror"``, ``"nearest"``, ``"wrap"`` or ``"constant"``.
         cval: fill value of ``"constant"`` borders, a Python scalar already
             representable in the input dtype (``_shift.cast_cval``).
-        dilation: maximum filter with SciPy's reflected origin instead of minimum.
+        maximum: the maximum filter instead of the minimum.
 
     Returns:
         a new contiguous tensor of the input's dtype and shape.
@@ -124,19 +127,19 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
     torch backend (SciPy's result depends on where the NaN sits).
     """
     codes = _mode_codes(mode)
-    return ops_for(input).grey_box(input, list(size), list(origin), codes, cval, dilation)
+    return ops_for(input).grey_box(input, list(size), list(origin), codes, cval, maximum)
 
 
 def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[int],
-                   mode: Sequence[str], cval, dilation: bool) -> torch.Tensor:
-    """``grey_erosion`` (or ``grey_dilation``) of each ``(b, c)`` slice by one flat footprint.
+                   mode: Sequence[str], cval, maximum: bool) -> torch.Tensor:
+    """The minimum or maximum filter of each ``(b, c)`` slice by one flat footprint (erosion form).
 
     Args:
         input: real tensor ``(B, C, *S)``, dtypes as for :func:`grey_box`.
         footprint: bool array with one dimension per spatial axis (extent 1
             on axes left alone) and at least one true value, shared by every
-            slice, as passed to SciPy (for dilation the kernel reflects it).
-        origin, mode, cval, dilation: as for :func:`grey_box`, with the
+            slice, as grey_erosion takes it.
+        origin, mode, cval, maximum: as for :func:`grey_box`, with the
             footprint's extent per axis in place of ``size``.
 
     Returns:
@@ -153,23 +156,22 @@ def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[
     codes = _mode_codes(mode)
     flags = np.asarray(footprint, dtype=bool)
     return ops_for(input).grey_footprint(input, list(flags.shape), flags.astype(int).ravel().tolist(),
-                                 list(origin), codes, cval, dilation)
+                                         list(origin), codes, cval, maximum)
 
 
 def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.ndarray | None,
-                   origin: Sequence[int], mode: Sequence[str], cval, dilation: bool) -> torch.Tensor:
-    """``grey_erosion`` (or ``grey_dilation``) of each ``(b, c)`` slice by one non-flat element.
+                   origin: Sequence[int], mode: Sequence[str], cval, maximum: bool) -> torch.Tensor:
+    """The minimum or maximum filter of each ``(b, c)`` slice by one non-flat element (erosion form).
 
     Args:
         input: real tensor ``(B, C, *S)``, dtypes as for :func:`grey_box` (float16
             and bfloat16 with their own rounding, as on the torch backend).
         structure: float64 array with one dimension per spatial axis (extent 1
-            on axes left alone), shared by every slice, as passed to SciPy (for
-            dilation the kernel reflects it): erosion subtracts it, dilation
-            adds it.
+            on axes left alone), shared by every slice: the minimum subtracts
+            it, the maximum adds it (``grey_dilation`` passes it reflected).
         footprint: bool array of the structure's shape with at least one true
             value (which positions take part), or None for all of them.
-        origin, mode, cval, dilation: as for :func:`grey_box`, with the
+        origin, mode, cval, maximum: as for :func:`grey_box`, with the
             element's extent per axis in place of ``size``.
 
     Returns:
@@ -186,8 +188,8 @@ def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.nda
     values = np.asarray(structure, dtype=np.float64)
     flags = np.ones(values.shape, bool) if footprint is None else np.asarray(footprint, dtype=bool)
     return ops_for(input).grey_structure(input, list(values.shape), values.ravel().tolist(),
-                                 flags.astype(int).ravel().tolist(), list(origin), codes, cval,
-                                 dilation)
+                                         flags.astype(int).ravel().tolist(), list(origin), codes, cval,
+                                         maximum)
 
 
 def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor,

@@ -291,57 +291,41 @@ def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tens
 def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
     """A box filter on the native van Herk / Gil-Werman kernel (``_ops.kernels.grey_box``).
 
-    The kernel takes SciPy's user-facing origin and reflects it itself for
-    dilation; ``filt`` holds the reflected one, and reflection is an involution.
+    Like every native grey kernel it takes the element in erosion form, as
+    ``filt`` holds it (reflected for dilation), and a min / max flag.
     """
-    rank = input.ndim - 2
-    size, origin, mode = [1] * rank, [0] * rank, ["nearest"] * rank
-    for axis, width, o, m in zip(filt.axes, filt.shape, filt.origins, filt.modes):
+    size, origin, mode, cval = _kernel_arguments(input, filt)
+    for axis, width in zip(filt.axes, filt.shape):
         if width == 1:  # SciPy skips these axes (and their origins)
-            continue
-        size[axis], mode[axis] = width, m
-        origin[axis] = o if minimum else -o - (1 - width % 2)
-    cval = 0 if filt.cval is None else filt.cval
-    return _ops.kernels.grey_box(input, size, origin, mode, cval, dilation=not minimum)
+            origin[axis] = 0
+    return _ops.kernels.grey_box(input, size, origin, mode, cval, maximum=not minimum)
 
 
-def _kernel_arguments(input: torch.Tensor, filt: _Filter, minimum: bool):
-    """``(filt, shape, origin, mode, cval)`` for the footprint kernels: SciPy's
-    user-facing element (``filt`` holds the reflected one for dilation), its
-    extent, origin and mode on every spatial axis (1, 0, any where it is not
-    filtered)."""
-    if not minimum:
-        filt = _reflected(filt)
+def _kernel_arguments(input: torch.Tensor, filt: _Filter):
+    """``(shape, origin, mode, cval)`` of ``filt`` on every spatial axis for the native
+    kernels (extent 1, origin 0 and any mode where it is not filtered)."""
     rank = input.ndim - 2
     shape, origin, mode = [1] * rank, [0] * rank, ["nearest"] * rank
     for axis, width, o, m in zip(filt.axes, filt.shape, filt.origins, filt.modes):
         shape[axis], origin[axis], mode[axis] = width, o, m
-    return filt, shape, origin, mode, 0 if filt.cval is None else filt.cval
+    return shape, origin, mode, 0 if filt.cval is None else filt.cval
 
 
 def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    """A shared host footprint on the native row-segment kernel (``_ops.kernels.grey_footprint``).
-
-    Like :func:`_min_or_max_native`, the kernel takes SciPy's user-facing
-    element and origin: ``filt`` holds the reflected ones for dilation.
-    """
-    filt, shape, origin, mode, cval = _kernel_arguments(input, filt, minimum)
+    """A shared host footprint on the native row-segment kernel (``_ops.kernels.grey_footprint``)."""
+    shape, origin, mode, cval = _kernel_arguments(input, filt)
     return _ops.kernels.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
-                                  dilation=not minimum)
+                                       maximum=not minimum)
 
 
 def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
     """A shared non-flat element read on the host on the native direct-loop kernel
-    (``_ops.kernels.grey_structure``).
-
-    As for :func:`_footprint_native`, the kernel takes SciPy's user-facing
-    element and origin.
-    """
-    filt, shape, origin, mode, cval = _kernel_arguments(input, filt, minimum)
+    (``_ops.kernels.grey_structure``)."""
+    shape, origin, mode, cval = _kernel_arguments(input, filt)
     structure = filt.structure_host.reshape(shape)
     footprint = None if filt.host is None else filt.host.reshape(shape)
     return _ops.kernels.grey_structure(input, structure, footprint, origin, mode, cval,
-                                  dilation=not minimum)
+                                       maximum=not minimum)
 
 
 def _min_or_max_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
