@@ -77,6 +77,9 @@ _HOW_TO_BUILD = {
     "morphaug._C_emu": "reinstall morphaug with MORPHAUG_CUDA_EMULATION=1 to build it (make test does)",
 }
 _loaded: dict[str, tuple[object | None, str | None]] = {}
+# (namespace, kernel, dispatch key) -> whether the loaded library has it: read
+# once at load, so that choosing a kernel stays traceable (torch.compile).
+_built: dict[tuple[str, str, str], bool] = {}
 
 
 def _load(name: str, namespace: str):
@@ -89,6 +92,10 @@ def _load(name: str, namespace: str):
             from ._fakes import register_fakes
 
             register_fakes(namespace)
+            for kernel in KERNELS:
+                for key in _DISPATCH_KEYS.values():
+                    _built[namespace, kernel, key] = torch._C._dispatch_has_kernel_for_dispatch_key(
+                        f"{namespace}::{kernel}", key)
     return _loaded[name]
 
 
@@ -127,8 +134,7 @@ def built_for(kernel: str, device_type: str) -> bool:
     """Whether the loaded library has ``kernel`` for ``device_type`` tensors (the emulated CUDA
     launcher for CPU tensors, when emulating CUDA)."""
     key = _DISPATCH_KEYS.get(device_type)
-    return (key is not None and load_native()[0] is not None
-            and torch._C._dispatch_has_kernel_for_dispatch_key(f"{_namespace(device_type)}::{kernel}", key))
+    return key is not None and load_native()[0] is not None and _built[_namespace(device_type), kernel, key]
 
 
 def why_not(kernel: str, device_type: str, dtype: torch.dtype | None = None, rank: int | None = None) -> str | None:
