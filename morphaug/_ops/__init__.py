@@ -2,9 +2,11 @@
 loads them, says whether a kernel can take a call and why not, and applies the
 ``MORPHAUG_BACKEND`` policy (``_library``).
 
-``morphaug.ndimage``, ``morphaug.ot`` and ``morphaug.transforms`` ask
-:func:`use_native` for the kernel a call would take, then run it through
-:mod:`morphaug._ops.kernels` (the Python contracts of the ops) or on their
+Each public op of ``morphaug.ndimage``, ``morphaug.ot`` and
+``morphaug.transforms`` that has native kernels holds one dispatch
+:class:`Table` (``_dispatch``): its cases in order, each a predicate and the
+kernel that takes the calls it accepts (run through
+:mod:`morphaug._ops.kernels`, the Python contracts of the ops), ending in its
 torch backend. Importing this package loads the library and registers the
 fake kernels of every op (``_fakes``), so ``torch.ops.morphaug.*`` run under
 FakeTensor and ``torch.compile`` from the start.
@@ -13,6 +15,7 @@ FakeTensor and ``torch.compile`` from the start.
 from __future__ import annotations
 
 from . import kernels
+from ._dispatch import TABLES, Case, Table
 from ._library import (
     KERNELS,
     backend_info,
@@ -25,7 +28,7 @@ from ._library import (
     why_not,
 )
 
-__all__ = ["KERNELS", "kernels", "backend_info", "built_for", "emulating_cuda", "load_emulation", "load_native",
+__all__ = ["KERNELS", "TABLES", "Case", "Table", "kernels", "backend_info", "built_for", "emulating_cuda", "load_emulation", "load_native",
            "ops_for", "use_native", "why_not"]
 
 load_native()

@@ -191,11 +191,16 @@ def backend_info(verbose: bool = True) -> dict:
     version torch was built with, or None), ``cuda_available``, ``requested``
     (the ``MORPHAUG_BACKEND`` policy), ``emulating_cuda``
     (``MORPHAUG_EMULATE_CUDA=1``: the cpu column is then the emulated CUDA
-    launchers') and ``kernels``: ``{kernel: {"used_by": ..., "cpu": ..., "cuda":
+    launchers'), ``kernels``: ``{kernel: {"used_by": ..., "cpu": ..., "cuda":
     ...}}``, each device ``"native"``, ``"torch"`` (with the reason when the
     kernel is missing there) or ``"unavailable (native forced)"``, for float32
-    inputs of rank 3 where the kernel takes them.
+    inputs of rank 3 where the kernel takes them, and ``tables``: every public
+    op's dispatch table, ``{op: [{"when", "kernel", "cpu", "cuda"}, ...]}``
+    with each device's reason the case falls through (None: it runs there),
+    the last row ``"otherwise"`` on ``"torch"``.
     """
+    from ._dispatch import TABLES
+
     module, error = load_native()
     requested = _policy()
     kernels = {}
@@ -221,10 +226,19 @@ def backend_info(verbose: bool = True) -> dict:
         "requested": requested,
         "emulating_cuda": emulating_cuda(),
         "kernels": kernels,
+        "tables": {op: [{"when": when, "kernel": kernel, **reasons}
+                        for (when, kernel, _), reasons in zip(table.rows("cpu"), _reasons(table))]
+                   for op, table in TABLES.items()},
     }
     if verbose:
         print(_summary(info))
     return info
+
+
+def _reasons(table) -> list[dict]:
+    """Per row of ``table``: why it falls through on cpu and on cuda (None: it runs there)."""
+    by_device = {device: [why for _, _, why in table.rows(device)] for device in _DISPATCH_KEYS}
+    return [dict(zip(by_device, whys)) for whys in zip(*by_device.values())]
 
 
 def _summary(info: dict) -> str:
@@ -243,5 +257,11 @@ def _summary(info: dict) -> str:
     lines.append(f"{'kernel'.ljust(width)}  cpu     cuda    used by")
     for name, row in info["kernels"].items():
         lines.append(f"{name.ljust(width)}  {row['cpu']:<7} {row['cuda']:<7} {row['used_by']}")
-    lines.append("every other call runs on the torch backend")
+    lines.append("dispatch tables: the first case that takes a call runs it (cpu / cuda: yes, or why not)")
+    for op, rows in info["tables"].items():
+        lines.append(f"  {op}")
+        for row in rows:
+            where = "  ".join(f"{device} " + ("yes" if row[device] is None else "no")
+                              for device in _DISPATCH_KEYS)
+            lines.append(f"    {row['when']}: {row['kernel']}  ({where})")
     return "\n".join(lines)

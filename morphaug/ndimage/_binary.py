@@ -254,22 +254,47 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
     ``invert=True`` is the OR instead (``binary_dilation`` passes the
     reflected element). ``x`` and ``mask`` are ``(B, C, *spatial)`` bool.
     """
-    name = "binary_dilation" if invert else "binary_erosion"
-    if iterations < 1 and _symmetric(element) and _ops.use_native("propagate", x, name):
-        if not invert:  # erosion = complement of the dilation of the complement
-            return ~_propagate_native(~x, element, mask, not border)
-        return _propagate_native(x, element, mask, border)
+    return _TABLES[invert](x, x, element, iterations, mask, border, invert)
+
+
+def _iterated_ball(x, element, iterations, mask, border) -> tuple[str, int] | None:
+    """``(metric, radius)`` of the ball that ``iterations`` steps of ``element`` make, when the
+    native ball kernel takes the call (border 0, no mask; radii up to 127 on CPU), else None."""
     ball = _ball_of(element)
-    if ball is not None and mask is None and not border and iterations >= 1:
-        metric, radius = ball
-        if metric == "euclidean" and iterations > 1:
-            ball = None  # an iterated Euclidean ball is no Euclidean ball
-        else:
-            radius *= iterations  # iterated L1 / L-infinity balls add their radii
-        if (ball is not None and (radius <= _ops.kernels.BALL_MAX_RADIUS or x.device.type != "cpu")
-                and _ops.use_native("ball_morphology", x, name)):
-            return _ball_native(x, metric, radius, erode=not invert)
-    return _binary_erosion_torch(x, element, iterations, mask, border, invert)
+    if ball is None or mask is not None or border or iterations < 1:
+        return None
+    metric, radius = ball
+    if metric == "euclidean" and iterations > 1:
+        return None  # an iterated Euclidean ball is no Euclidean ball
+    radius *= iterations  # iterated L1 / L-infinity balls add their radii
+    if radius > _ops.kernels.BALL_MAX_RADIUS and x.device.type == "cpu":
+        return None
+    return metric, radius
+
+
+def _propagate_case(x, element, iterations, mask, border, invert):
+    if not invert:  # erosion = complement of the dilation of the complement
+        return ~_propagate_native(~x, element, mask, not border)
+    return _propagate_native(x, element, mask, border)
+
+
+def _ball_case(x, element, iterations, mask, border, invert):
+    metric, radius = _iterated_ball(x, element, iterations, mask, border)
+    return _ball_native(x, metric, radius, erode=not invert)
+
+
+def _table(op: str) -> _ops.Table:
+    """binary_erosion's or binary_dilation's dispatch table (and so every binary op's)."""
+    return _ops.Table(op, [
+        _ops.Case("iterations < 1 with a centred, symmetric element read on the host", "propagate",
+                  lambda x, element, iterations, mask, border, invert: iterations < 1 and _symmetric(element),
+                  _propagate_case),
+        _ops.Case("a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
+                  "border_value 0, no mask", "ball_morphology",
+                  lambda x, element, iterations, mask, border, invert: _iterated_ball(
+                      x, element, iterations, mask, border) is not None,
+                  _ball_case),
+    ], _binary_erosion_torch)
 
 
 def _ball_of(element) -> tuple[str, int] | None:
@@ -442,6 +467,9 @@ def _symmetric(element) -> bool:
         if not torch.equal(host[(slice(None),) + position], host[(slice(None),) + mirror]):
             return False
     return True
+
+
+_TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
 
 
 # --------------------------------------------------------------------------
@@ -874,8 +902,17 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     x = foreground(input)
     element = _Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
     element = element.reflected()  # as binary_dilation builds it
-    if _symmetric(element) and _ops.use_native("fill_holes", x, "binary_fill_holes"):
-        return finish_output(_ops.kernels.fill_holes(x, *_flood_element(element, x)), output)
-    seeds = torch.zeros(input.shape, dtype=torch.bool, device=input.device)
-    reached = binary_dilation(seeds, structure, -1, input == 0, None, 1, origin, axes=axes)
-    return finish_output(~reached, output)
+    return finish_output(_FILL_HOLES(x, x, element, structure, origin, axes), output)
+
+
+def _fill_holes_torch(x, element, structure, origin, axes):
+    """SciPy's definition: the complement of the background reached from the border."""
+    seeds = torch.zeros(x.shape, dtype=torch.bool, device=x.device)
+    return ~binary_dilation(seeds, structure, -1, ~x, None, 1, origin, axes=axes)
+
+
+_FILL_HOLES = _ops.Table("binary_fill_holes", [
+    _ops.Case("a centred, symmetric element read on the host", "fill_holes",
+              lambda x, element, structure, origin, axes: _symmetric(element),
+              lambda x, element, structure, origin, axes: _ops.kernels.fill_holes(x, *_flood_element(element, x))),
+], _fill_holes_torch)

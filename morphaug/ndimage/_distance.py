@@ -244,6 +244,18 @@ def _unravel(flat: torch.Tensor, shape) -> torch.Tensor:
 # public functions
 
 
+def _edt_torch_distances(mask, sampling, want_indices: bool, dtype, want_distances: bool):
+    squared, feats = _edt_torch(mask, sampling, want_indices, dtype)
+    return (squared.to(dtype).sqrt_() if want_distances else None), feats
+
+
+_EDT = _ops.Table("distance_transform_edt", [
+    _ops.Case("every input", "edt", lambda mask, sampling, want_indices, dtype, want_distances: True,
+              lambda mask, sampling, want_indices, dtype, want_distances: _ops.kernels.edt(
+                  mask, sampling, want_indices, dtype)),
+], _edt_torch_distances)
+
+
 def distance_transform_edt(input, sampling=None, return_distances=True,
                            return_indices=False, distances=None, indices=None):
     """Exact Euclidean distance transform.
@@ -308,12 +320,15 @@ def distance_transform_edt(input, sampling=None, return_distances=True,
     mask = foreground(input)  # read only
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
-    elif _ops.use_native("edt", mask, "distance_transform_edt"):
-        dist, feats = _ops.kernels.edt(mask, sampling, bool(return_indices), dtype)
     else:
-        squared, feats = _edt_torch(mask, sampling, bool(return_indices), dtype)
-        dist = squared.to(dtype).sqrt_() if return_distances else None
+        dist, feats = _EDT(mask, mask, sampling, bool(return_indices), dtype, bool(return_distances))
     return _results(dist, feats, return_distances, return_indices, distances, indices)
+
+
+_CDT = _ops.Table("distance_transform_cdt", [
+    _ops.Case("every metric", "cdt", lambda mask, structure, want_indices: True,
+              lambda mask, structure, want_indices: _ops.kernels.cdt(mask, structure, want_indices)),
+], lambda mask, structure, want_indices: _cdt_torch(mask, structure, want_indices))
 
 
 def distance_transform_cdt(input, metric="chessboard", return_distances=True,
@@ -385,10 +400,8 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     mask = foreground(input)  # read only
     if input.numel() == 0:
         dist, feats = _empty(input, torch.int32, bool(return_indices))
-    elif _ops.use_native("cdt", mask, "distance_transform_cdt"):
-        dist, feats = _ops.kernels.cdt(mask, structure, bool(return_indices))
     else:
-        dist, feats = _cdt_torch(mask, structure, bool(return_indices))
+        dist, feats = _CDT(mask, mask, structure, bool(return_indices))
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
 

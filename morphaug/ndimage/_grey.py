@@ -271,21 +271,30 @@ def _reflected(filt: _Filter) -> _Filter:
 # --------------------------------------------------------------------------
 
 def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    """Minimum (erosion) or maximum (dilation, given the reflected filter): backend switch."""
+    """Minimum (erosion) or maximum (dilation, given the reflected filter), by the op's table."""
     if input.numel() == 0:
         return input.clone()
-    name = "grey_erosion" if minimum else "grey_dilation"
-    if filt.separable:
-        if _ops.use_native("grey_box", input, name):
-            return _min_or_max_native(input, filt, minimum)
-        return _min_or_max_torch(input, filt, minimum)
-    shared_host = filt.host is not None and filt.host.shape[0] * filt.host.shape[1] == 1
-    if filt.structure is None and shared_host and _ops.use_native("grey_footprint", input, name):
-        return _footprint_native(input, filt, minimum)
-    if (filt.structure_host is not None and filt.structure.shape[0] * filt.structure.shape[1] == 1
-            and (filt.footprint is None or shared_host) and _ops.use_native("grey_structure", input, name)):
-        return _structure_native(input, filt, minimum)
-    return _min_or_max_torch(input, filt, minimum)
+    return _TABLES[minimum](input, input, filt, minimum)
+
+
+def _shared_host_footprint(filt: _Filter) -> bool:
+    return filt.host is not None and filt.host.shape[0] * filt.host.shape[1] == 1
+
+
+def _table(op: str) -> _ops.Table:
+    """grey_erosion's or grey_dilation's dispatch table (and so the compound ops')."""
+    return _ops.Table(op, [
+        _ops.Case("size, or an all-true footprint", "grey_box",
+                  lambda input, filt, minimum: filt.separable, _min_or_max_native),
+        _ops.Case("one flat footprint for every slice, read on the host", "grey_footprint",
+                  lambda input, filt, minimum: filt.structure is None and _shared_host_footprint(filt),
+                  _footprint_native),
+        _ops.Case("one non-flat structure for every slice, read on the host", "grey_structure",
+                  lambda input, filt, minimum: (filt.structure_host is not None
+                                                and filt.structure.shape[0] * filt.structure.shape[1] == 1
+                                                and (filt.footprint is None or _shared_host_footprint(filt))),
+                  _structure_native),
+    ], _min_or_max_torch)
 
 
 def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
@@ -332,6 +341,9 @@ def _min_or_max_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torc
     if filt.separable:
         return _separable_torch(input, filt, minimum)
     return _shifted_torch(input, filt, minimum)
+
+
+_TABLES = {True: _table("grey_erosion"), False: _table("grey_dilation")}
 
 
 def _running_extreme(padded: torch.Tensor, dim: int, width: int, op) -> torch.Tensor:

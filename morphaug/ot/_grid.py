@@ -311,15 +311,22 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
     weights = _check_weights(weights, batch, n_hists, dtype, hists.device)
     soft_min = _grid_soft_min(shape, _check_spacing(spacing, shape), reg, dtype, hists.device, method)
     soft_min.set_reg(reg)
-    log_hists = hists.log()
-    if not soft_min.exact and _ops.use_native("grid_barycenter", hists, "wasserstein_barycenter"):
-        weights = weights.expand(batch, n_hists)  # the same loop in C++
-        log_bar = _ops.kernels.grid_barycenter(log_hists, weights, soft_min.kernels, max_iter, tol, CHECK_EVERY)
-        return torch.exp(log_bar)
+    return _BARYCENTER(hists, hists.log(), weights.expand(batch, n_hists), soft_min, max_iter, tol)
+
+
+def _barycenter_native(log_hists, weights, soft_min, max_iter, tol):
+    return torch.exp(_ops.kernels.grid_barycenter(log_hists, weights, soft_min.kernels, max_iter, tol,
+                                                  CHECK_EVERY))
+
+
+def _barycenter_torch(log_hists, weights, soft_min, max_iter, tol):
+    """POT's convolutional barycenter iteration, each problem stopping on its own."""
+    batch, n_hists, *shape = log_hists.shape
+    dtype = log_hists.dtype
     weights = weights.reshape(*weights.shape, *[1] * len(shape))
-    active = torch.ones(batch, dtype=torch.bool, device=hists.device)
-    log_bar = torch.full((batch, *shape), -math.log(math.prod(shape)), dtype=dtype, device=hists.device)
-    log_ku = soft_min(torch.zeros_like(hists))  # POT starts from U = 1
+    active = torch.ones(batch, dtype=torch.bool, device=log_hists.device)
+    log_bar = torch.full((batch, *shape), -math.log(math.prod(shape)), dtype=dtype, device=log_hists.device)
+    log_ku = soft_min(torch.zeros_like(log_hists))  # POT starts from U = 1
     all_active = True
     for it in range(max_iter):
         log_v = log_bar.unsqueeze(1) - log_ku
@@ -341,3 +348,10 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
                 break
             all_active = n_active == batch
     return torch.exp(log_bar)
+
+
+#: The convolutional iteration in C++ (the same iterates) for the Gibbs kernels' soft-min.
+_BARYCENTER = _ops.Table("wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)", [
+    _ops.Case("the Gibbs kernels' soft-min (not the exact one)", "grid_barycenter",
+              lambda log_hists, weights, soft_min, max_iter, tol: not soft_min.exact, _barycenter_native),
+], _barycenter_torch)

@@ -153,6 +153,15 @@ class _Convergence:
         return n_active == 0
 
 
+#: The shared-cost loop in C++ (the same iterates); a cost per problem on torch.
+_SCALING = _ops.Table("sinkhorn (method 'sinkhorn', SinkhornLoss)", [
+    _ops.Case("one cost for every problem", "sinkhorn_scaling",
+              lambda a, b, kernel, max_iter, tol: kernel.dim() == 2,
+              lambda a, b, kernel, max_iter, tol: _ops.kernels.sinkhorn_scaling(
+                  a, b, kernel, max_iter, tol, CHECK_EVERY)),
+], lambda a, b, kernel, max_iter, tol: _scaling_loop(a, b, kernel, max_iter, tol))
+
+
 def scaling_iterations(a, b, cost, reg, max_iter, tol):
     """POT's ``sinkhorn_knopp`` on the batch with one fixed kernel ``K = exp((min C - C) / reg)``.
 
@@ -166,10 +175,7 @@ def scaling_iterations(a, b, cost, reg, max_iter, tol):
     """
     c_min = cost.amin((-2, -1), keepdim=True)
     kernel = torch.exp((c_min - cost) / reg)
-    if kernel.dim() == 2 and _ops.use_native("sinkhorn_scaling", a, "sinkhorn"):  # the same loop in C++
-        q_f, q_g, u, scale, n_iter = _ops.kernels.sinkhorn_scaling(a, b, kernel, max_iter, tol, CHECK_EVERY)
-    else:
-        q_f, q_g, u, scale, n_iter = _scaling_loop(a, b, kernel, max_iter, tol)
+    q_f, q_g, u, scale, n_iter = _SCALING(a, a, b, kernel, max_iter, tol)
     value = (u * matvec_rows(b / q_g, kernel * cost)).sum(-1) * scale.squeeze(-1)
     return -reg * q_f.log(), c_min.squeeze(-1) - reg * q_g.log(), n_iter, value
 

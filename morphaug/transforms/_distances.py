@@ -61,16 +61,23 @@ def distance_to_background(x: torch.Tensor, metric: str, sampling=None) -> torch
     return ndimage.distance_transform_cdt(x, metric=metric)
 
 
+def _slice_radii(x: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+    per_slice = (*x.shape[:2],) + (1,) * (x.ndim - 2)
+    return radius.broadcast_to(per_slice).reshape(x.shape[:2]).long()
+
+
+def _ball_kernel_takes(x: torch.Tensor, radius: torch.Tensor, *_) -> bool:
+    """Whether the native ball kernel takes these radii: any on CUDA, up to 127 on CPU
+    (read there, which costs no sync)."""
+    return bool(x.numel()) and (x.device.type != "cpu"
+                                or int(_slice_radii(x, radius).max()) <= _ops.kernels.BALL_MAX_RADIUS)
+
+
 def _native_balls(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor,
                   footprints: tuple[str, ...]):
-    """``(radius, metric)`` per slice for the native ball kernel, or None for torch."""
-    if not _ops.use_native("ball_morphology", x, "label morphology") or not x.numel():
-        return None
-    per_slice = (*x.shape[:2],) + (1,) * (x.ndim - 2)
-    radii = radius.broadcast_to(per_slice).reshape(x.shape[:2]).long()
-    if x.device.type == "cpu" and int(radii.max()) > _ops.kernels.BALL_MAX_RADIUS:  # no sync on CPU
-        return None
-    kinds = footprint.broadcast_to(per_slice).reshape(x.shape[:2])
+    """``(radius, metric)`` per slice, the native ball kernel's arguments."""
+    radii = _slice_radii(x, radius)
+    kinds = footprint.broadcast_to((*x.shape[:2],) + (1,) * (x.ndim - 2)).reshape(x.shape[:2])
     metric = torch.zeros_like(radii)
     for i, name in enumerate(footprints):
         metric.masked_fill_(kinds == i, _ops.kernels.BALL_METRIC_CODES[FOOTPRINT_METRIC[name]])
@@ -86,9 +93,15 @@ def within_radius(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor
     (:func:`morphaug._ops.kernels.ball_morphology`); torch: one distance
     transform per footprint name in use.
     """
-    native = _native_balls(x, radius, footprint, footprints)
-    if native is not None:
-        return _ops.kernels.ball_morphology(~x, *native, torch.zeros_like(native[0], dtype=torch.bool))
+    return _WITHIN_RADIUS(x, x, radius, footprint, footprints)
+
+
+def _within_radius_native(x, radius, footprint, footprints):
+    radii, metric = _native_balls(x, radius, footprint, footprints)
+    return _ops.kernels.ball_morphology(~x, radii, metric, torch.zeros_like(radii, dtype=torch.bool))
+
+
+def _within_radius_torch(x, radius, footprint, footprints):
     result = None
     for i, name in enumerate(footprints):
         near = distance_to_background(x, FOOTPRINT_METRIC[name]) <= radius
@@ -103,10 +116,16 @@ def morph_step(masks: torch.Tensor, dilate: torch.Tensor, radius: torch.Tensor,
     SciPy semantics with ``border_value=0``; radius 0 returns ``masks``.
     ``dilate``, ``radius`` and ``footprint`` are ``(B, K, 1, ...)``.
     """
-    native = _native_balls(masks, radius, footprint, footprints)
-    if native is not None:
-        erode = ~dilate.broadcast_to(native[0].shape + (1,) * (masks.ndim - 2)).reshape(native[0].shape)
-        return _ops.kernels.ball_morphology(masks, *native, erode)
+    return _MORPH_STEP(masks, masks, dilate, radius, footprint, footprints)
+
+
+def _morph_step_native(masks, dilate, radius, footprint, footprints):
+    radii, metric = _native_balls(masks, radius, footprint, footprints)
+    erode = ~dilate.broadcast_to(radii.shape + (1,) * (masks.ndim - 2)).reshape(radii.shape)
+    return _ops.kernels.ball_morphology(masks, radii, metric, erode)
+
+
+def _morph_step_torch(masks, dilate, radius, footprint, footprints):
     n = masks.ndim - 2
     padded = F.pad(masks, [1, 1] * n, value=False)
     # Dilation measures the distance to the mask, erosion the distance to its complement.
@@ -174,13 +193,34 @@ def signed_distance(masks: torch.Tensor, metric: str, sampling=None,
     :func:`morphaug._ops.kernels.signed_edt`; otherwise a boundary erosion
     and one EDT per channel (on the native EDT, the same values bit for bit).
     """
+    return _SIGNED_DISTANCE(masks, masks, metric, sampling, index)
+
+
+def _signed_edt_takes(masks, metric, sampling, index) -> bool:
     unit = sampling is None or all(s == 1.0 for s in sampling)
-    if (metric == "euclidean" and unit and masks.numel() and _ops.kernels.signed_edt_fits(masks.shape[2:])
-            and _ops.use_native("signed_edt", masks, "signed distance maps")):
-        return _ops.kernels.signed_edt(masks)
+    return (metric == "euclidean" and unit and bool(masks.numel())
+            and _ops.kernels.signed_edt_fits(masks.shape[2:]))
+
+
+def _signed_distance_torch(masks, metric, sampling, index):
     boundary = boundary_voxels(masks) if index is None else masks & label_boundary(index)
     distance = distance_to_background(~boundary, metric, sampling).to(torch.float32)
     distance.masked_fill_(~any_spatial(boundary), no_distance(masks.shape[2:], metric, sampling))
     # -1 inside, +1 elsewhere (+0 on the boundary, never -0), as bytes: cheaper than a where
     sign = (masks > boundary).view(torch.int8).mul(-2).add_(1)
     return distance.mul_(sign)  # a fresh tensor
+
+
+_MORPH_STEP = _ops.Table("label morphology (RandLabelMorphology)", [
+    _ops.Case("radii up to 127 on CPU, any on CUDA", "ball_morphology",
+              lambda masks, dilate, radius, footprint, footprints: _ball_kernel_takes(masks, radius),
+              _morph_step_native),
+], _morph_step_torch)
+_WITHIN_RADIUS = _ops.Table("distance thresholds (LabelBoundary)", [
+    _ops.Case("radii up to 127 on CPU, any on CUDA", "ball_morphology", _ball_kernel_takes,
+              _within_radius_native),
+], _within_radius_torch)
+_SIGNED_DISTANCE = _ops.Table("signed distance maps (DistanceMap, RandBoundaryJitter)", [
+    _ops.Case("Euclidean, unit sampling, squared distances within 32 bits", "signed_edt", _signed_edt_takes,
+              lambda masks, metric, sampling, index: _ops.kernels.signed_edt(masks)),
+], _signed_distance_torch)

@@ -1,0 +1,66 @@
+"""One dispatch table per public op: which native kernel takes which calls.
+
+A :class:`Table` is the ordered list of a public op's :class:`Case` s, each a
+predicate on the call's normalised arguments and the kernel that takes the
+calls it accepts, ending in the op's torch backend. Calling the table runs the
+first case that accepts the call and whose kernel can take it
+(:func:`~morphaug._ops._library.use_native`: built for the device, dtype and
+rank, under the ``MORPHAUG_BACKEND`` policy), else the torch backend. The
+predicates read host facts only (shapes, flags, elements read on the host),
+so the choice stays traceable. :data:`TABLES` holds every table, and
+``morphaug.backend_info()`` prints them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import torch
+
+from ._library import KERNELS, use_native, why_not
+
+__all__ = ["Case", "Table", "TABLES"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """Calls that ``accepts(*args)`` says yes to run on ``kernel`` through ``run(*args)``."""
+
+    when: str  # the calls, in words, for backend_info
+    kernel: str  # a key of KERNELS
+    accepts: Callable[..., bool]
+    run: Callable
+
+
+#: Every public op's table, by op name.
+TABLES: dict[str, Table] = {}
+
+
+class Table:
+    """The dispatch table of public op ``op``: ``cases`` in order, then ``fallback(*args)``,
+    the torch backend.
+
+    ``table(tensor, *args)`` runs the call: ``tensor`` is the ``(B, C,
+    *spatial)`` input the kernels would take (its device, dtype and rank decide
+    whether they can), ``args`` what the cases' predicates and runners take.
+    """
+
+    def __init__(self, op: str, cases: list[Case], fallback: Callable):
+        self.op, self.cases, self.fallback = op, tuple(cases), fallback
+        TABLES[op] = self
+
+    def __call__(self, tensor, *args):
+        for case in self.cases:
+            if case.accepts(*args) and use_native(case.kernel, tensor, self.op):
+                return case.run(*args)
+        return self.fallback(*args)
+
+    def rows(self, device_type: str) -> list[tuple[str, str, str | None]]:
+        """``(when, kernel, why not)`` per case on ``device_type`` (float32 inputs of rank 3),
+        then ``("otherwise", "torch", None)``."""
+        rows = []
+        for case in self.cases:
+            dtype = None if KERNELS[case.kernel].dtypes is None else torch.float32
+            rows.append((case.when, case.kernel, why_not(case.kernel, device_type, dtype, 3)))
+        return rows + [("otherwise", "torch", None)]
