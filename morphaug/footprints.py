@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import operator
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
+
+from ._checks import check_int
 
 __all__ = [
     "SHAPES",
@@ -74,18 +75,6 @@ class RandomFootprints(NamedTuple):
     footprints: torch.Tensor
     shape_index: torch.Tensor
     radius: torch.Tensor
-
-
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {value!r}") from None
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 def _coordinates(max_radius: int, ndim: int, device) -> list[torch.Tensor]:
@@ -136,8 +125,8 @@ def ball(radius: int, ndim: int = 3, *, device=None) -> torch.Tensor:
             [1, 1, 1],
             [0, 1, 0]], dtype=torch.int32)
     """
-    radius = _check_int(radius, "radius", 0)
-    ndim = _check_int(ndim, "ndim", 1)
+    radius = check_int(radius, "radius", 0)
+    ndim = check_int(ndim, "ndim", 1)
     return _metrics(radius, ndim, device)["ball"] <= radius * radius
 
 
@@ -170,8 +159,8 @@ def cube(width: int, ndim: int = 3, *, device=None) -> torch.Tensor:
     >>> cube(3).shape
     torch.Size([3, 3, 3])
     """
-    width = _check_int(width, "width", 1)
-    ndim = _check_int(ndim, "ndim", 1)
+    width = check_int(width, "width", 1)
+    ndim = check_int(ndim, "ndim", 1)
     return torch.ones((width,) * ndim, dtype=torch.bool, device=device)
 
 
@@ -205,8 +194,8 @@ def cross(radius: int, ndim: int = 3, *, device=None) -> torch.Tensor:
     >>> cross(1, 3).sum().item()
     7
     """
-    radius = _check_int(radius, "radius", 0)
-    ndim = _check_int(ndim, "ndim", 1)
+    radius = check_int(radius, "radius", 0)
+    ndim = check_int(ndim, "ndim", 1)
     return _metrics(radius, ndim, device)["cross"] <= radius
 
 
@@ -280,12 +269,12 @@ def _check_radius_range(radius) -> tuple[int, int]:
     if isinstance(radius, Sequence) and not isinstance(radius, str):
         if len(radius) != 2:
             raise ValueError(f"radius must be an int or a (low, high) pair, got {radius!r}")
-        low = _check_int(radius[0], "radius low", 0)
-        high = _check_int(radius[1], "radius high", 0)
+        low = check_int(radius[0], "radius low", 0)
+        high = check_int(radius[1], "radius high", 0)
         if low > high:
             raise ValueError(f"radius range must have low <= high, got {tuple(radius)!r}")
         return low, high
-    value = _check_int(radius, "radius", 0)
+    value = check_int(radius, "radius", 0)
     return value, value
 
 
@@ -350,10 +339,10 @@ def random_footprints(batch_size: int, shapes: Sequence[str] = SHAPES,
     >>> draw.footprints.shape, draw.shape_index.shape, draw.radius.dtype
     (torch.Size([4, 5, 5]), torch.Size([4]), torch.int64)
     """
-    batch_size = _check_int(batch_size, "batch_size", 0)
+    batch_size = check_int(batch_size, "batch_size", 0)
     shapes = _check_shapes(shapes)
     low, high = _check_radius_range(radius)
-    ndim = _check_int(ndim, "ndim", 1)
+    ndim = check_int(ndim, "ndim", 1)
     device = _resolve_device(device, generator)
     shape_index = torch.randint(0, len(shapes), (batch_size,), generator=generator, device=device)
     radii = torch.randint(low, high + 1, (batch_size,), generator=generator, device=device)
@@ -401,8 +390,8 @@ def footprints_from_params(shape_index: torch.Tensor, radius: torch.Tensor,
     True
     """
     shapes = _check_shapes(shapes)
-    max_radius = _check_int(max_radius, "max_radius", 0)
-    ndim = _check_int(ndim, "ndim", 1)
+    max_radius = check_int(max_radius, "max_radius", 0)
+    ndim = check_int(ndim, "ndim", 1)
     for name, value in (("shape_index", shape_index), ("radius", radius)):
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")

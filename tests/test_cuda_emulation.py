@@ -29,7 +29,7 @@ import torch
 from morphaug import _ops
 from morphaug._ops import kernels as _native
 
-from test_native import MODES, ball_footprint, chamfer, erosion_form, random_values, scipy_signed_edt
+from test_native import ball_footprint, chamfer, erosion_form, random_values, scipy_signed_edt
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()

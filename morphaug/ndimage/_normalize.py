@@ -16,7 +16,6 @@ Conventions (see ``morphaug.ndimage`` module docstring):
 
 from __future__ import annotations
 
-import numbers
 import operator
 from collections.abc import Iterable, Sequence
 
@@ -24,6 +23,7 @@ import numpy as np
 import torch
 
 from .. import _sync
+from .._checks import check_int, is_int
 
 __all__ = [
     "MODES",
@@ -103,7 +103,7 @@ def normalize_axes(axes, rank: int) -> tuple[int, ...]:
     """Spatial axes as a tuple of non-negative ints (SciPy's ``_check_axes``)."""
     if axes is None:
         return tuple(range(rank))
-    if isinstance(axes, (numbers.Integral, np.integer)) and not isinstance(axes, bool):
+    if is_int(axes) and not isinstance(axes, torch.Tensor):
         axes = (axes,)
     if isinstance(axes, torch.Tensor):
         axes = tensor_argument(axes)
@@ -183,12 +183,7 @@ def validate_origin(origin: Sequence[int], shape: Sequence[int], name: str = "or
 
 
 def normalize_iterations(iterations) -> int:
-    if isinstance(iterations, bool):
-        raise TypeError(f"iterations must be an int, got {iterations!r}")
-    try:
-        return operator.index(iterations)
-    except TypeError:
-        raise TypeError(f"iterations must be an int, got {iterations!r}") from None
+    return check_int(iterations, "iterations")
 
 
 def _as_tensor(value, name: str, device: torch.device) -> torch.Tensor:

@@ -8,23 +8,19 @@ per-sample elements is a stack of them (``torch.stack``), or see
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 import torch
 
+from .._checks import check_int
 from ._normalize import normalize_origin
 
 __all__ = ["generate_binary_structure", "iterate_structure"]
 
 
 def _int(value, name: str) -> int:
-    if isinstance(value, torch.Tensor) or isinstance(value, bool):
+    if isinstance(value, torch.Tensor):  # SciPy takes Python and NumPy ints only
         raise TypeError(f"{name} must be an int, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {value!r}") from None
+    return check_int(value, name)
 
 
 def generate_binary_structure(rank, connectivity):

@@ -13,6 +13,7 @@ import numbers
 import torch
 
 from .. import _sync
+from .._checks import is_int
 
 METHODS = ("auto", "sinkhorn", "stabilized", "log")
 
@@ -88,7 +89,7 @@ def check_reg(reg) -> float:
 
 
 def check_iterations(max_iter, tol) -> tuple[int, float]:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral):
+    if not is_int(max_iter):
         raise TypeError(f"max_iter must be an integer, got {type(max_iter).__name__}")
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
+from .._checks import is_int
+
 __all__ = ["BatchTransform", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample", "check_probability",
            "check_choices", "check_int_range", "check_float_range"]
 
@@ -92,15 +94,11 @@ def check_choices(values, allowed: Sequence[str], name: str) -> tuple[str, ...]:
     return values
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
 def check_int_range(value, name: str, minimum: int) -> tuple[int, int]:
     """An int ``v`` as ``(v, v)`` or a pair ``(low, high)`` with ``minimum <= low <= high``."""
-    pair = (value, value) if _is_int(value) else value
+    pair = (value, value) if is_int(value) else value
     if (not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2
-            or not all(_is_int(v) for v in pair)):
+            or not all(is_int(v) for v in pair)):
         raise TypeError(f"{name} must be an int or a pair of ints (low, high), got {value!r}")
     low, high = int(pair[0]), int(pair[1])
     if low > high:

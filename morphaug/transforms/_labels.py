@@ -20,10 +20,9 @@ it is never read from the data, which would be a host sync.
 
 from __future__ import annotations
 
-import numbers
-
 import torch
 
+from .._checks import is_int
 from ._base import BatchTransform
 
 __all__ = [
@@ -57,7 +56,7 @@ def check_classes(classes, name: str = "classes") -> tuple[int, ...] | None:
     """None, or a sorted tuple of unique non-negative ints (one int is accepted)."""
     if classes is None:
         return None
-    if isinstance(classes, numbers.Integral) and not isinstance(classes, bool):
+    if is_int(classes):
         classes = (classes,)
     try:
         values = tuple(classes)
@@ -66,7 +65,7 @@ def check_classes(classes, name: str = "classes") -> tuple[int, ...] | None:
     if not values:
         raise ValueError(f"{name} must not be empty (use None for the default classes)")
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        if not is_int(value) or value < 0:
             raise ValueError(f"{name} must contain non-negative ints, got {classes!r}")
     if len(set(values)) != len(values):
         raise ValueError(f"{name} must not repeat classes, got {classes!r}")
@@ -76,7 +75,7 @@ def check_classes(classes, name: str = "classes") -> tuple[int, ...] | None:
 def check_num_classes(num_classes, minimum: int = 1) -> int | None:
     if num_classes is None:
         return None
-    if isinstance(num_classes, bool) or not isinstance(num_classes, numbers.Integral) or num_classes < minimum:
+    if not is_int(num_classes) or num_classes < minimum:
         raise ValueError(f"num_classes must be None or an int >= {minimum}, got {num_classes!r}")
     return int(num_classes)
 

@@ -7,6 +7,7 @@ import numbers
 import torch
 
 from .. import footprints as _footprints
+from .._checks import is_int
 from .. import ndimage
 from ..ndimage._normalize import MODES
 from ._base import (
@@ -102,7 +103,7 @@ class RandLabelMorphology(LabelTransform):
         self.radius = check_int_range(radius, "radius", minimum=0)
         self.footprint = check_choices(footprint, FOOTPRINTS, "footprint")
         self.prob_per_class = check_probability(prob_per_class, "prob_per_class")
-        if isinstance(fill_value, bool) or not isinstance(fill_value, numbers.Integral) or fill_value < 0:
+        if not is_int(fill_value) or fill_value < 0:
             raise ValueError(f"fill_value must be a non-negative int (a class value), got {fill_value!r}")
         self.fill_value = int(fill_value)
         self._setup_labels(classes, num_classes, label_format)
@@ -280,7 +281,7 @@ class FillHoles(LabelTransform):
     def __init__(self, keys, classes=None, connectivity: int = 1, num_classes=None, label_format=None,
                  *, allow_missing_keys: bool = False):
         super().__init__(keys, allow_missing_keys=allow_missing_keys)
-        if isinstance(connectivity, bool) or not isinstance(connectivity, numbers.Integral) or connectivity < 1:
+        if not is_int(connectivity) or connectivity < 1:
             raise ValueError(f"connectivity must be an int >= 1, got {connectivity!r}")
         self.connectivity = int(connectivity)
         self._setup_labels(classes, num_classes, label_format)

@@ -1,0 +1,35 @@
+"""What an integer argument is, decided once for every layer.
+
+An integer argument is any integral value (Python's, NumPy's, anything with
+``__index__``) except a bool: SciPy rejects ``True`` for a size or a rank.
+:func:`check_int` raises the usual errors; callers with a message of their own
+(a class value, a pair of radii) ask :func:`is_int`.
+"""
+
+from __future__ import annotations
+
+import operator
+
+__all__ = ["is_int", "check_int"]
+
+
+def is_int(value) -> bool:
+    """Whether ``value`` is an integer argument (see the module docstring)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def check_int(value, name: str, minimum: int | None = None) -> int:
+    """``value`` as an int: TypeError naming ``name`` unless it is an integer argument,
+    ValueError when it is below ``minimum``."""
+    if not is_int(value):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    value = operator.index(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
