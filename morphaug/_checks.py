@@ -1,4 +1,4 @@
-"""What an integer argument is, decided once for every layer.
+"""Argument vocabulary shared by every layer: what an integer argument is, and SciPy's border modes.
 
 An integer argument is any integral value (Python's, NumPy's, anything with
 ``__index__``) except a bool: SciPy rejects ``True`` for a size or a rank.
@@ -10,7 +10,19 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["is_int", "check_int"]
+__all__ = ["MODES", "is_int", "check_int"]
+
+#: SciPy border modes and the canonical name each one maps to for filters.
+MODES = {
+    "reflect": "reflect",
+    "grid-mirror": "reflect",
+    "mirror": "mirror",
+    "nearest": "nearest",
+    "wrap": "wrap",
+    "grid-wrap": "wrap",
+    "constant": "constant",
+    "grid-constant": "constant",
+}
 
 
 def is_int(value) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .. import _sync
-from .._checks import check_int, is_int
+from .._checks import MODES, check_int, is_int
 
 __all__ = [
     "MODES",
@@ -42,18 +42,6 @@ __all__ = [
     "check_output",
     "finish_output",
 ]
-
-#: SciPy border modes and the canonical name each one maps to for filters.
-MODES = {
-    "reflect": "reflect",
-    "grid-mirror": "reflect",
-    "mirror": "mirror",
-    "nearest": "nearest",
-    "wrap": "wrap",
-    "grid-wrap": "wrap",
-    "constant": "constant",
-    "grid-constant": "constant",
-}
 
 _SUPPORTED_DTYPES = (
     torch.bool,

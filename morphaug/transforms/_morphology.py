@@ -7,9 +7,8 @@ import numbers
 import torch
 
 from .. import footprints as _footprints
-from .._checks import is_int
 from .. import ndimage
-from ..ndimage._normalize import MODES
+from .._checks import MODES, is_int
 from ._base import (
     BatchTransform,
     check_choices,
