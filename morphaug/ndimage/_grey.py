@@ -1,22 +1,12 @@
 """Grey-scale morphology: ``scipy.ndimage.grey_*`` and the ops built on them.
 
-Each public function normalises its arguments into a :class:`_Filter` (what
+Each public function normalises its arguments into a :class:`Filter` (what
 SciPy's ``_min_or_max_filter`` decides: separable box or element, origins,
 modes, ``cval``) and hands it to :func:`_min_or_max`, the single place where
-a backend is chosen. The torch backend works as follows:
-
-* ``size``, or a footprint known to be all true: separable 1-D minima/maxima,
-  one axis at a time, after padding that axis with SciPy's border rule. A
-  window of width ``k`` takes ``floor(log2 k) + 1`` elementwise ops: running
-  extrema over 1, 2, 4, ... samples, then two overlapping windows.
-* Any other footprint, and non-flat ``structure``: the input is padded once,
-  and the result is the minimum (maximum) of shifted views of that one padded
-  tensor, one element offset at a time. Extra memory is O(input), whatever
-  the element size; no ``unfold``.
-* Per-sample ``(B, *k)`` and per-(sample, channel) ``(B, C, *k)`` elements:
-  the offsets of their union are visited, and a sample that does not use an
-  offset sees the identity there (``+inf`` / dtype maximum for a minimum,
-  ``-inf`` / dtype minimum for a maximum) through ``torch.where``.
+a backend is chosen: its dispatch table takes a native kernel where one
+is built for the call, else the torch backend (``morphaug.ndimage._torch.grey``,
+whose docstring gives its algorithms and their cost: separable running
+extrema for boxes, shifted views of one padded tensor for other elements).
 
 With native kernels (``morphaug._C``, see ``morphaug._ops``), on CPU and
 CUDA, boxes run on ``_ops.kernels.grey_box``, a shared footprint read on the host
@@ -84,7 +74,6 @@ SciPy parity
 from __future__ import annotations
 
 import dataclasses
-import math
 import operator
 import warnings
 from collections.abc import Iterable
@@ -92,6 +81,9 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
+from .. import _ops
+from ._docs import GREY, filler
+from ._elements import Filter
 from ._normalize import (
     check_input,
     check_output,
@@ -104,8 +96,8 @@ from ._normalize import (
     normalize_sequence,
     validate_origin,
 )
-from .. import _ops
-from ._shift import cast_cval, pad, shifted
+from ._shift import cast_cval
+from ._torch import grey as _torch_grey
 
 __all__ = [
     "grey_erosion",
@@ -122,30 +114,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # Argument normalisation
 # --------------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class _Filter:
-    """A normalised min/max filter, as SciPy's ``_min_or_max_filter`` sees it.
-
-    ``axes`` are increasing; ``shape`` (the box, or the element's extent),
-    ``origins`` and ``modes`` follow them. ``footprint`` (bool) and
-    ``structure`` (float64) are ``(B|1, C|1, *shape)`` on the input's device,
-    or ``None`` (every position / flat); ``host`` is the footprint as a NumPy
-    array when it could be read without a host sync, ``structure_host`` the
-    structure likewise (float64).
-    """
-
-    axes: tuple[int, ...]
-    shape: tuple[int, ...]
-    origins: tuple[int, ...]
-    modes: tuple[str, ...]
-    cval: object
-    separable: bool
-    footprint: torch.Tensor | None = None
-    structure: torch.Tensor | None = None
-    host: np.ndarray | None = None
-    structure_host: np.ndarray | None = None
-
 
 def _normalize_size(size, n: int) -> list[int]:
     sizes = []
@@ -185,8 +153,8 @@ def _normalize_cval(cval, dtype: torch.dtype, modes) -> object:
 
 
 def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin,
-             axes) -> _Filter:
-    """Normalise grey-op arguments into the erosion-form :class:`_Filter`.
+             axes) -> Filter:
+    """Normalise grey-op arguments into the erosion-form :class:`Filter`.
 
     Called directly by each public function (the warning points at its caller).
     """
@@ -233,7 +201,7 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
         modes = in_order(normalize_modes(mode, n))
         validate_origin([o for o, k in zip(origins, shape) if k > 1],  # SciPy skips k == 1
                         [k for k in shape if k > 1])
-        return _Filter(in_order(axes), tuple(shape), origins, modes,
+        return Filter(in_order(axes), tuple(shape), origins, modes,
                        _normalize_cval(cval, input.dtype, modes), separable=True)
 
     shape = tuple((structure if footprint is None else footprint).shape[2:])
@@ -247,13 +215,13 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
     else:
         modes = (normalize_mode(mode),) * n
     validate_origin(origins, shape)
-    return _Filter(in_order(axes), shape, origins, modes,
+    return Filter(in_order(axes), shape, origins, modes,
                    _normalize_cval(cval, input.dtype, modes), separable=False,
                    footprint=footprint, structure=structure, host=host,
                    structure_host=structure_host)
 
 
-def _reflected(filt: _Filter) -> _Filter:
+def _reflected(filt: Filter) -> Filter:
     """The filter that dilation uses: element reflected, origin negated (minus 1 if even)."""
     dims = tuple(range(2, 2 + len(filt.shape)))
     return dataclasses.replace(
@@ -267,18 +235,14 @@ def _reflected(filt: _Filter) -> _Filter:
 
 
 # --------------------------------------------------------------------------
-# Workers
+# Dispatch and the native runners
 # --------------------------------------------------------------------------
 
-def _min_or_max(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+def _min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
     """Minimum (erosion) or maximum (dilation, given the reflected filter), by the op's table."""
     if input.numel() == 0:
         return input.clone()
     return _TABLES[minimum](input, input, filt, minimum)
-
-
-def _shared_host_footprint(filt: _Filter) -> bool:
-    return filt.host is not None and filt.host.shape[0] * filt.host.shape[1] == 1
 
 
 def _table(op: str) -> _ops.Table:
@@ -287,17 +251,17 @@ def _table(op: str) -> _ops.Table:
         _ops.Case("size, or an all-true footprint", "grey_box",
                   lambda input, filt, minimum: filt.separable, _min_or_max_native),
         _ops.Case("one flat footprint for every slice, read on the host", "grey_footprint",
-                  lambda input, filt, minimum: filt.structure is None and _shared_host_footprint(filt),
+                  lambda input, filt, minimum: filt.structure is None and filt.shared_host,
                   _footprint_native),
         _ops.Case("one non-flat structure for every slice, read on the host", "grey_structure",
                   lambda input, filt, minimum: (filt.structure_host is not None
                                                 and filt.structure.shape[0] * filt.structure.shape[1] == 1
-                                                and (filt.footprint is None or _shared_host_footprint(filt))),
+                                                and (filt.footprint is None or filt.shared_host)),
                   _structure_native),
-    ], _min_or_max_torch)
+    ], _torch_grey.min_or_max)
 
 
-def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+def _min_or_max_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
     """A box filter on the native van Herk / Gil-Werman kernel (``_ops.kernels.grey_box``).
 
     Like every native grey kernel it takes the element in erosion form, as
@@ -310,7 +274,7 @@ def _min_or_max_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> tor
     return _ops.kernels.grey_box(input, size, origin, mode, cval, maximum=not minimum)
 
 
-def _kernel_arguments(input: torch.Tensor, filt: _Filter):
+def _kernel_arguments(input: torch.Tensor, filt: Filter):
     """``(shape, origin, mode, cval)`` of ``filt`` on every spatial axis for the native
     kernels (extent 1, origin 0 and any mode where it is not filtered)."""
     rank = input.ndim - 2
@@ -320,14 +284,14 @@ def _kernel_arguments(input: torch.Tensor, filt: _Filter):
     return shape, origin, mode, 0 if filt.cval is None else filt.cval
 
 
-def _footprint_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+def _footprint_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
     """A shared host footprint on the native row-segment kernel (``_ops.kernels.grey_footprint``)."""
     shape, origin, mode, cval = _kernel_arguments(input, filt)
     return _ops.kernels.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
                                        maximum=not minimum)
 
 
-def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
+def _structure_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
     """A shared non-flat element read on the host on the native direct-loop kernel
     (``_ops.kernels.grey_structure``)."""
     shape, origin, mode, cval = _kernel_arguments(input, filt)
@@ -337,191 +301,7 @@ def _structure_native(input: torch.Tensor, filt: _Filter, minimum: bool) -> torc
                                        maximum=not minimum)
 
 
-def _min_or_max_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    if filt.separable:
-        return _separable_torch(input, filt, minimum)
-    return _shifted_torch(input, filt, minimum)
-
-
 _TABLES = {True: _table("grey_erosion"), False: _table("grey_dilation")}
-
-
-def _running_extreme(padded: torch.Tensor, dim: int, width: int, op) -> torch.Tensor:
-    """``op`` over every window of ``width`` samples along ``dim`` (valid windows only).
-
-    Running extrema over 1, 2, 4, ... samples, then the window as the extreme of
-    two overlapping power-of-two windows (min and max are idempotent).
-    """
-    span, extreme = 1, padded
-    while 2 * span <= width:
-        length = extreme.shape[dim] - span
-        extreme = op(extreme.narrow(dim, 0, length), extreme.narrow(dim, span, length))
-        span *= 2
-    if span == width:
-        return extreme
-    length = padded.shape[dim] - width + 1
-    return op(extreme.narrow(dim, 0, length), extreme.narrow(dim, width - span, length))
-
-
-def _separable_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    op = torch.minimum if minimum else torch.maximum
-    result = input
-    for axis, width, origin, mode in zip(filt.axes, filt.shape, filt.origins, filt.modes):
-        if width == 1:  # SciPy skips these axes (and their origins) too
-            continue
-        before = width // 2 + origin
-        padded = pad(result, (axis,), ((before, width - 1 - before),), (mode,), filt.cval)
-        result = _running_extreme(padded, axis + 2, width, op)
-    return result.clone() if result is input else result
-
-
-def _identity(dtype: torch.dtype, minimum: bool):
-    """The value that never wins a minimum (``minimum``) or a maximum."""
-    if dtype == torch.bool:
-        return minimum
-    if dtype.is_floating_point:
-        return math.inf if minimum else -math.inf
-    info = torch.iinfo(dtype)
-    return info.max if minimum else info.min
-
-
-def _visits(filt: _Filter):
-    """Yield ``(position, keep, first)`` for each element position to visit.
-
-    ``keep`` is ``None`` when every sample uses the position, else the
-    ``(B|1, C|1, *shape)``-indexable mask of samples that do. ``first`` says
-    whether the position is the first one (C order) of a sample's element:
-    ``False`` (of none), ``True`` (of every sample) or a mask (some samples).
-    SciPy adds the structure exactly there only (see :func:`_candidate`).
-    """
-    positions = list(np.ndindex(*filt.shape))
-    if filt.footprint is None:  # a structure alone: its whole box
-        for position in positions:
-            yield position, None, position == positions[0]
-        return
-    firsts = None
-    if filt.structure is not None:
-        flat = filt.footprint.flatten(2)
-        firsts = (flat & (flat.cumsum(-1) == 1)).reshape(filt.footprint.shape)
-    if filt.host is None:  # on an accelerator: every position, masked on the device
-        for position in positions:
-            index = (..., *position)
-            yield position, filt.footprint[index], False if firsts is None else firsts[index]
-        return
-    host = filt.host.reshape(-1, *filt.shape)
-    first_index = host.reshape(len(host), -1).argmax(axis=1)
-    for flat_index, position in enumerate(positions):
-        users = host[(slice(None), *position)]
-        if not users.any():
-            continue
-        index = (..., *position)
-        starts = first_index == flat_index
-        first = False
-        if firsts is not None and starts.any():
-            first = True if starts.all() else firsts[index]
-        yield position, None if users.all() else filt.footprint[index], first
-
-
-def _candidate(value: torch.Tensor, weight: torch.Tensor, first, minimum: bool) -> torch.Tensor:
-    """``value -/+ weight`` with SciPy's arithmetic, in the accumulation dtype.
-
-    SciPy's C loop adds the structure in float64 at the element's first
-    position, and elsewhere adds the structure cast to the input dtype (in the
-    input dtype's arithmetic), which rounds it for floats and truncates it for
-    integers. Floats accumulate in the input dtype (the exact float64 sum is
-    rounded once, which commutes with min/max), integers in float64 (no
-    wrap-around; :func:`_from_float64` saturates at the end).
-    """
-    if minimum:
-        weight = -weight
-    if value.dtype.is_floating_point:
-        cast = value + weight.to(value.dtype)
-    else:
-        cast = value.to(torch.float64) + weight.trunc()
-    if first is False:
-        return cast
-    exact = (value.to(torch.float64) + weight).to(cast.dtype)
-    return exact if first is True else torch.where(first, exact, cast)
-
-
-def _spread(mask: torch.Tensor, rank: int) -> torch.Tensor:
-    """A ``(B|1, C|1)`` per-sample value shaped to broadcast over ``rank`` spatial axes."""
-    return mask.reshape(*mask.shape, *([1] * rank))
-
-
-def _row_runs(footprint: np.ndarray) -> dict[int, list[tuple[int, ...]]]:
-    """Runs of true values along the footprint's last axis, grouped by length.
-
-    Maps each run length ``w`` to the positions ``(*row, start)`` of the runs
-    of that length: a flat footprint is the union of these 1-D boxes.
-    """
-    runs: dict[int, list[tuple[int, ...]]] = {}
-    for row in np.ndindex(*footprint.shape[:-1]):
-        line = footprint[row]
-        start = None
-        for j, value in enumerate([*line, False]):
-            if value and start is None:
-                start = j
-            elif not value and start is not None:
-                runs.setdefault(j - start, []).append((*row, start))
-                start = None
-    return runs
-
-
-def _row_segments_torch(input: torch.Tensor, filt: _Filter, padded: torch.Tensor,
-                        minimum: bool) -> torch.Tensor:
-    """A shared flat footprint as a union of 1-D boxes along its last axis.
-
-    Each distinct run length ``w`` costs one running extreme of ``padded``
-    along that axis (:func:`_running_extreme`); each run is then one shifted
-    view of it. A radius-3 ball visits 37 runs instead of its 123 positions.
-    """
-    op = torch.minimum if minimum else torch.maximum
-    dim = filt.axes[-1] + 2
-    result = None
-    for width, positions in sorted(_row_runs(filt.host.reshape(filt.shape)).items()):
-        boxed = padded if width == 1 else _running_extreme(padded, dim, width, op)
-        for position in positions:
-            value = shifted(boxed, filt.axes, position, input.shape)
-            result = value.clone() if result is None else op(result, value, out=result)
-    return result
-
-
-def _shifted_torch(input: torch.Tensor, filt: _Filter, minimum: bool) -> torch.Tensor:
-    op = torch.minimum if minimum else torch.maximum
-    rank = input.ndim - 2
-    pads = [(k // 2 + o, k - 1 - k // 2 - o) for k, o in zip(filt.shape, filt.origins)]
-    padded = pad(input, filt.axes, pads, filt.modes, filt.cval)
-    shared_host = filt.host is not None and filt.host.shape[0] * filt.host.shape[1] == 1
-    if filt.structure is None and shared_host:
-        return _row_segments_torch(input, filt, padded, minimum)
-    exact_dtype = filt.structure is None or input.dtype.is_floating_point
-    dtype = input.dtype if exact_dtype else torch.float64
-    identity = _identity(dtype, minimum)
-    result = torch.full(input.shape, identity, dtype=dtype, device=input.device)
-    for position, keep, first in _visits(filt):
-        value = shifted(padded, filt.axes, position, input.shape)
-        if filt.structure is not None:
-            weight = _spread(filt.structure[(..., *position)], rank)
-            if not isinstance(first, bool):
-                first = _spread(first, rank)
-            value = _candidate(value, weight, first, minimum)
-        if keep is not None:
-            value = torch.where(_spread(keep, rank), value, identity)
-        op(result, value, out=result)
-    return result if exact_dtype else _from_float64(result, input.dtype)
-
-
-def _from_float64(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Float64 results in an integer or bool ``dtype``: truncated toward zero, saturated."""
-    values = values.trunc()
-    if dtype == torch.bool:
-        return values != 0
-    info = torch.iinfo(dtype)
-    high = float(info.max)
-    if high > info.max:  # int64: 2**63 is not an int64
-        high = math.nextafter(high, 0.0)
-    return values.clamp(float(info.min), high).to(dtype)
 
 
 # --------------------------------------------------------------------------
@@ -567,53 +347,7 @@ def _ufunc(op, a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Te
 # Public functions
 # --------------------------------------------------------------------------
 
-_PARAMETERS = """\
-    input : torch.Tensor
-        ``(B, C, *spatial)``, bool, integer or floating.
-    size : int or sequence of int, optional
-        Shape of a flat, all-true element (one entry per axis in ``axes``).
-        Ignored (with a ``UserWarning``) when ``footprint`` is given.
-    footprint : array-like or torch.Tensor, optional
-        Flat element: which positions take part. Shared ``(*k)``, per sample
-        ``(B, *k)`` or per sample and channel ``(B, C, *k)``; its ``k`` dims
-        follow the filtered axes in increasing order. An all-true footprint
-        equals ``size=footprint.shape``.
-    structure : array-like or torch.Tensor, optional
-        Non-flat element (float64 values subtracted by erosion, added by
-        dilation), same layouts as ``footprint`` and the same shape when both
-        are given. Takes precedence over ``footprint`` and ``size``.
-    output : torch.Tensor or torch.dtype, optional
-        A tensor of the input's shape and device that receives the result,
-        or the dtype of a new result. Default: the input's dtype.
-    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'grid-*'} or sequence
-        SciPy's border rule; a sequence (one per axis) only for separable
-        filters (``size`` or an all-true footprint).
-    cval : scalar, optional
-        Border value for ``mode='constant'``, cast to the input dtype.
-    origin : int or sequence of int, optional
-        Element placement, ``-(k // 2) <= origin <= (k - 1) // 2`` per axis.
-    axes : int or sequence of int, optional
-        Spatial axes to filter (``0 .. S-1``); default all.
-"""
-
-_NOTES = """\
-    Batching: every ``(b, c)`` slice is filtered as SciPy filters that slice
-    alone, with its own element when the element is per sample; a footprint
-    on an accelerator is never read back to the host (see
-    ``morphaug.ndimage._grey``).
-
-    SciPy parity: identical results for every dtype, ``structure``
-    arithmetic included; a NaN in the window gives NaN. The few differences
-    (integer overflow with ``structure``, int64 beyond 2**53, SciPy's
-    handling of unsorted ``axes``) are listed in ``morphaug.ndimage._grey``.
-"""
-
-
-def _document(function):
-    function.__doc__ = (function.__doc__
-                        .replace("{parameters}", _PARAMETERS)
-                        .replace("{notes}", _NOTES))
-    return function
+_document = filler(GREY)
 
 
 @_document
