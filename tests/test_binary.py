@@ -28,7 +28,8 @@ from morphaug.ndimage import (
     binary_propagation,
     generate_binary_structure,
 )
-from morphaug.ndimage._binary import _binary_erosion, _Element
+from morphaug.ndimage._binary import _binary_erosion
+from morphaug.ndimage._elements import Element
 
 # Every test runs on the torch backend and on the automatic (native where built) choice.
 pytestmark = pytest.mark.usefixtures("backend")
@@ -368,8 +369,8 @@ def test_accelerator_element_path_equals_host_path(case):
     x = case["x"] != 0
     rank = x.ndim - 2
     axes = tuple(range(rank)) if case["axes"] is None else tuple(a % rank for a in case["axes"])
-    host = _Element.from_argument(case["structure"], x, axes, case["origin"])
-    blind = _Element(host.tensor, None, *host.given)
+    host = Element.from_argument(case["structure"], x, axes, case["origin"])
+    blind = Element(host.tensor, None, *host.given)
     mask = None if case["mask"] is None else (case["mask"] != 0) & torch.ones_like(x)
     border = bool(case["border_value"])
     for invert in (False, True):

@@ -72,13 +72,12 @@ chunk, none when ``1 <= iterations <= 4``. For ``iterations < 1`` (so
 ``binary_propagation`` and ``binary_fill_holes``) with an element that holds
 its centre and is symmetric in every sample (any
 ``generate_binary_structure``, ball or box of odd size with ``origin=0``),
-the torch backend finds the fixpoint by labelling connected components (min-label
-propagation with hooking and pointer jumping, int64 labels: a few int64 copies of
-the input in memory), which settles in about 5 to 7 rounds whatever the length
-of the paths, with a host sync after round 4 and then every 2 rounds (the
-native CUDA kernel: one sync per two rounds of sweeps over the axes). Other
-elements iterate plain steps, as SciPy does; an element given as an
-accelerator tensor is never read back, so it always takes that path.
+the torch backend finds the fixpoint by labelling connected components, which
+settles in about 5 to 7 rounds whatever the length of the paths, with a host
+sync after round 4 and then every 2 rounds (the native CUDA kernel: one sync
+per two rounds of sweeps over the axes). Other elements iterate plain steps,
+as SciPy does; an element given as an accelerator tensor is never read back,
+so it always takes that path.
 
 Backends
 --------
@@ -90,31 +89,30 @@ on the native propagation kernel where it is built (CPU: one flood fill per slic
 CUDA: sweeps along the axes until one changes nothing, a host sync every two
 rounds over the axes); a centred Euclidean ball (one step),
 cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
-native ball kernel (``_ops.kernels.ball_morphology``); everything else on the torch backend.
+native ball kernel (``_ops.kernels.ball_morphology``); everything else on the torch backend
+(``morphaug.ndimage._torch.binary``, whose docstring gives its algorithms and their cost).
 """
 
 from __future__ import annotations
 
-import itertools
 import operator
 
 import torch
 
-from .. import _ops, _sync
+from .. import _ops
+from ._docs import BINARY, filler
+from ._elements import Element
 from ._normalize import (
-    foreground,
     check_input,
     check_output,
     finish_output,
+    foreground,
     normalize_axes,
-    normalize_element,
     normalize_iterations,
     normalize_mask,
     normalize_origin,
-    validate_origin,
 )
-from ._shift import element_offsets, pad, shifted
-from ._structure import generate_binary_structure
+from ._torch import binary as _torch_binary
 
 __all__ = [
     "binary_erosion",
@@ -125,100 +123,6 @@ __all__ = [
     "binary_propagation",
     "binary_fill_holes",
 ]
-
-#: Chunk sizes (steps between two host syncs) of repeated steps, then of
-#: component-labelling rounds (which settle in about 5 to 7 rounds).
-_STEP_CHUNKS = (4, 8, 16, 32, 64)
-_ROUND_CHUNKS = (4, 2)
-
-
-class _Element:
-    """A normalised structuring element, in the form of SciPy's ``_binary_erosion``.
-
-    ``tensor`` is ``(B|1, C|1, *k)`` bool on the input's device; ``host`` is
-    the same on the CPU when it can be read without a host sync (the element
-    was not given as an accelerator tensor), else ``None``.
-
-    As in SciPy, the element's dimensions follow the filtered axes in
-    increasing order (``self.axes``), whatever the order of ``axes``, while
-    ``origin[i]`` belongs to ``axes[i]`` when ``axes`` is a strict subset of
-    the ``rank`` spatial axes (for all axes, to axis ``i``). ``self.origin``
-    holds the result per ``self.axes``. Position ``j`` of the element reads
-    the input at ``p + j - centre``, with ``centre = k // 2 + origin``.
-    """
-
-    def __init__(self, tensor, host, axes, origin, rank, origin_name="origin"):
-        self.tensor = tensor
-        self.host = host
-        # the arguments as SciPy pairs them, to build the reflection and complement
-        self.given = (tuple(axes), tuple(origin), rank, origin_name)
-        self.rank = rank
-        self.axes = tuple(sorted(axes))
-        self.shape = tuple(tensor.shape[2:])
-        if len(axes) < rank:
-            by_axis = dict(zip(axes, origin))
-            origin = [by_axis[axis] for axis in self.axes]
-        validate_origin(origin, self.shape, origin_name)
-        self.origin = tuple(origin)
-        self.centre = tuple(k // 2 + o for k, o in zip(self.shape, self.origin))
-        self.pads = [(c, k - 1 - c) for c, k in zip(self.centre, self.shape)]
-        self.terms = self._terms()
-
-    @classmethod
-    def from_argument(cls, structure, input, axes, origin, name="structure",
-                      origin_name="origin") -> "_Element":
-        n_axes = len(axes)
-        if structure is None:
-            structure = generate_binary_structure(n_axes, 1)
-        if isinstance(structure, torch.Tensor) and structure.device.type != "cpu":
-            host = None
-            tensor = normalize_element(structure, input, n_axes, name, torch.bool)
-        else:  # normalise on the CPU (a (B, C) stand-in input gives the batch shape)
-            stand_in = torch.empty(input.shape[0], input.shape[1], 0)
-            host = normalize_element(structure, stand_in, n_axes, name, torch.bool)
-            tensor = host.to(input.device)
-        origin = normalize_origin(origin, n_axes, origin_name)
-        return cls(tensor, host, axes, origin, input.ndim - 2, origin_name)
-
-    def reflected(self) -> "_Element":
-        """The element ``binary_dilation`` erodes with, as SciPy builds it:
-        reflected, and ``origin[i]`` negated, minus 1 if dimension ``i`` of the
-        element has even length (``i`` counts in the order of ``axes``)."""
-        axes, origin, rank, origin_name = self.given
-        dims = list(range(2, self.tensor.ndim))
-        origin = [-o - (1 - k % 2) for o, k in zip(origin, self.shape)]
-        host = None if self.host is None else self.host.flip(dims)
-        return _Element(self.tensor.flip(dims), host, axes, origin, rank, origin_name)
-
-    def complement(self, origin, origin_name) -> "_Element":
-        """``~element`` at ``origin`` (in the order of ``axes``): hit-or-miss's default."""
-        axes, _, rank, _ = self.given
-        host = None if self.host is None else ~self.host
-        return _Element(~self.tensor, host, axes, origin, rank, origin_name)
-
-    def _terms(self):
-        """``(position, weight)`` for every position some sample uses.
-
-        ``weight`` is ``None`` when every sample uses the position, else the
-        per-sample flags ``(B|1, C|1, 1, ...)`` (one 1 per spatial axis) to
-        AND with the shifted view.
-        An accelerator element is never read: all positions, all weighted.
-        """
-        ones = (1,) * self.rank
-        terms = []
-        for position in element_offsets(self.tensor if self.host is None else self.host):
-            index = (slice(None), slice(None)) + position
-            if self.host is not None and bool(self.host[index].all()):
-                terms.append((position, None))
-            else:
-                terms.append((position, self.tensor[index].reshape(*self.tensor.shape[:2], *ones)))
-        return terms
-
-    def used_by_all(self, position) -> bool:
-        """Whether every sample's element holds ``position`` (known on the host)."""
-        if self.host is None or any(not 0 <= j < k for j, k in zip(position, self.shape)):
-            return False
-        return bool(self.host[(slice(None), slice(None)) + tuple(position)].all())
 
 
 def _border(border_value) -> bool:
@@ -236,7 +140,7 @@ def _arguments(input, structure, iterations, mask, output, border_value, origin,
     """Normalised arguments shared by erosion, dilation, opening and closing."""
     input = check_input(input)
     axes = normalize_axes(axes, input.ndim - 2)
-    element = _Element.from_argument(structure, input, axes, origin)
+    element = Element.from_argument(structure, input, axes, origin)
     iterations = normalize_iterations(iterations)
     mask = normalize_mask(mask, input)
     output = check_output(output, input)
@@ -244,7 +148,7 @@ def _arguments(input, structure, iterations, mask, output, border_value, origin,
 
 
 # --------------------------------------------------------------------------
-# Workers on normalised arguments (bool tensors and an _Element).
+# Workers on normalised arguments (bool tensors and an Element).
 # --------------------------------------------------------------------------
 
 def _binary_erosion(x, element, iterations, mask, border, invert):
@@ -287,14 +191,14 @@ def _table(op: str) -> _ops.Table:
     """binary_erosion's or binary_dilation's dispatch table (and so every binary op's)."""
     return _ops.Table(op, [
         _ops.Case("iterations < 1 with a centred, symmetric element read on the host", "propagate",
-                  lambda x, element, iterations, mask, border, invert: iterations < 1 and _symmetric(element),
+                  lambda x, element, iterations, mask, border, invert: iterations < 1 and element.symmetric(),
                   _propagate_case),
         _ops.Case("a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                   "border_value 0, no mask", "ball_morphology",
                   lambda x, element, iterations, mask, border, invert: _iterated_ball(
                       x, element, iterations, mask, border) is not None,
                   _ball_case),
-    ], _binary_erosion_torch)
+    ], _torch_binary.erosion)
 
 
 def _ball_of(element) -> tuple[str, int] | None:
@@ -353,122 +257,6 @@ def _flood_element(element, x):
     return weights.expand(x.shape[0], x.shape[1], len(positions)), offsets
 
 
-def _binary_erosion_torch(x, element, iterations, mask, border, invert):
-    # Erosion is the complement of the OR of the complement, with the complement
-    # border (duality), mask included: one OR worker serves both.
-    if not invert:
-        return ~_binary_erosion_torch(~x, element, iterations, mask, not border, True)
-    if iterations < 1 and _symmetric(element):
-        return _propagate(x, element, mask, border)
-
-    def step(state):
-        return _dilation_step(state, element, mask, border)
-
-    return _repeat(step, x, iterations, _STEP_CHUNKS)
-
-
-def _dilation_step(x, element, mask, border):
-    """One OR step: ``out[p] = any(x[p + j - centre] for j in element)``, masked."""
-    axes = element.axes
-    padded = pad(x, axes, element.pads, ["constant"] * len(axes), border)
-    out = torch.zeros_like(x)
-    for position, weight in element.terms:
-        view = shifted(padded, axes, position, x.shape)
-        out |= view if weight is None else view & weight
-    return out if mask is None else torch.where(mask, out, x)
-
-
-def _repeat(step, x, iterations, chunks):
-    """``step`` applied ``iterations`` times, or until nothing changes if ``< 1``.
-
-    Steps run in chunks of the sizes in ``chunks`` (the last one repeats);
-    after each chunk one host sync reads whether its last step changed
-    anything (a fixpoint: any further step is a no-op, so stopping early is
-    exact). Without a count, a cycle (the sequence returns to an earlier state
-    without settling) raises: Brent's cycle detection on chunk boundaries.
-    """
-    remaining = iterations if iterations >= 1 else None
-    sizes = itertools.chain(chunks, itertools.repeat(chunks[-1]))
-    checkpoint, since, horizon = x, 0, 1
-    while True:
-        count = next(sizes) if remaining is None else min(next(sizes), remaining)
-        for _ in range(count - 1):
-            x = step(x)
-        previous, x = x, step(x)
-        if remaining is not None:
-            remaining -= count
-            if remaining == 0:
-                return x
-        stable, repeated = _sync.host_read(torch.stack([(previous == x).all(), (checkpoint == x).all()]),
-                                           "binary fixpoint")
-        if stable:
-            return x
-        if repeated and remaining is None:
-            raise RuntimeError(
-                "iterations < 1: the repeated binary operation cycles and never settles "
-                "(its structure's centre is false); SciPy would loop forever"
-            )
-        since += 1
-        if since == horizon:
-            checkpoint, since, horizon = x, 0, 2 * horizon
-
-
-def _propagate(x, element, mask, border):
-    """Fixpoint of the masked OR step for a centred, symmetric element.
-
-    The step is then extensive and monotone, and its offsets join voxels
-    both ways, so the fixpoint is ``x`` plus the masked voxels whose
-    connected component (masked voxels joined by element offsets) holds a
-    seed: a masked voxel that one OR step makes true. Components are found
-    by min-label propagation with hooking and pointer jumping, which settles
-    in a few rounds (about logarithmic in the component size in practice),
-    not one round per voxel of the longest path. Labels are slots of a table:
-    0 means seeded, ``i + 1`` voxel ``i``, ``n + 1`` outside the mask; a
-    voxel's label is always a slot of its own component (or 0) whose label is
-    no larger, so reading the table through itself (pointer jumping) is safe.
-    """
-    n = x.numel()
-    outside = n + 1
-    if mask is None:
-        mask = torch.ones_like(x)
-    seeds = mask & _dilation_step(x, element, None, border)
-    slots = torch.arange(1, n + 1, device=x.device).view(x.shape)
-    labels = torch.where(seeds, 0, torch.where(mask, slots, outside))
-    axes = element.axes
-    modes = ["constant"] * len(axes)
-    ends = (labels.new_zeros(1), labels.new_full((1,), outside))
-
-    def round_(labels):
-        padded = pad(labels, axes, element.pads, modes, outside)
-        low = labels
-        for position, weight in element.terms:
-            view = shifted(padded, axes, position, x.shape)
-            low = torch.minimum(low, view if weight is None else torch.where(weight, view, outside))
-        low = torch.where(mask, low, outside).flatten()
-        table = torch.cat([ends[0], low, ends[1]])
-        table.scatter_reduce_(0, labels.flatten(), low, "amin")  # hook each root
-        table = table.take(table)  # pointer jumping, twice
-        table = table.take(table)
-        return table[1:-1].view(x.shape)
-
-    labels = _repeat(round_, labels, 0, _ROUND_CHUNKS)
-    return torch.where(mask, labels == 0, x)
-
-
-def _symmetric(element) -> bool:
-    """Whether every sample's element holds its centre and ``-d`` with each offset ``d``."""
-    if not element.used_by_all(element.centre):
-        return False
-    host = element.host.flatten(0, 1)
-    for position, _ in element.terms:
-        mirror = tuple(2 * c - j for c, j in zip(element.centre, position))
-        if any(not 0 <= m < k for m, k in zip(mirror, element.shape)):
-            return False
-        if not torch.equal(host[(slice(None),) + position], host[(slice(None),) + mirror]):
-            return False
-    return True
-
-
 _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
 
 
@@ -476,7 +264,10 @@ _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
 # Public functions: normalise, then call _binary_erosion.
 # --------------------------------------------------------------------------
 
+_document = filler(BINARY)
 
+
+@_document
 def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
                    border_value=0, origin=0, brute_force=False, *, axes=None):
     """Multidimensional binary erosion with a given structuring element.
@@ -486,30 +277,17 @@ def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
 
     Parameters
     ----------
-    input : torch.Tensor
-        ``(B, C, *spatial)``, any real dtype; nonzero is true.
+{input}
     structure : array_like, optional
         Element ``(*k)``, ``(B, *k)`` or ``(B, C, *k)``; default: the cross
         ``generate_binary_structure(len(axes), 1)``.
-    iterations : int, optional
-        Repeat count; below 1, repeat until the result stops changing.
-    mask : array_like, optional
-        Only voxels where ``mask`` is true are changed.
-    output : torch.Tensor or torch.dtype, optional
-        Tensor receiving the result, or the dtype of a new one.
-    border_value : int, optional
-        Value of the voxels outside the input (0 or 1).
-    origin : int or sequence of int, optional
-        Placement of the element, per filtered axis.
-    brute_force : bool, optional
-        Accepted for compatibility; the result does not depend on it.
+{steps}
     axes : int or sequence of int, optional
         Spatial axes to erode along (default: all).
 
     Returns
     -------
-    torch.Tensor
-        ``(B, C, *spatial)``, ``torch.bool`` unless ``output`` says otherwise.
+{returns}
 
     Notes
     -----
@@ -540,6 +318,7 @@ def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
     return finish_output(result, output)
 
 
+@_document
 def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
                     border_value=0, origin=0, brute_force=False, *, axes=None):
     """Multidimensional binary dilation with a given structuring element.
@@ -550,29 +329,15 @@ def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
 
     Parameters
     ----------
-    input : torch.Tensor
-        ``(B, C, *spatial)``, any real dtype; nonzero is true.
-    structure : array_like, optional
-        Element ``(*k)``, ``(B, *k)`` or ``(B, C, *k)``; default: the cross.
-    iterations : int, optional
-        Repeat count; below 1, repeat until the result stops changing.
-    mask : array_like, optional
-        Only voxels where ``mask`` is true are changed.
-    output : torch.Tensor or torch.dtype, optional
-        Tensor receiving the result, or the dtype of a new one.
-    border_value : int, optional
-        Value of the voxels outside the input (0 or 1).
-    origin : int or sequence of int, optional
-        Placement of the element, per filtered axis.
-    brute_force : bool, optional
-        Accepted for compatibility; the result does not depend on it.
+{input}
+{structure}
+{steps}
     axes : int or sequence of int, optional
         Spatial axes to dilate along (default: all).
 
     Returns
     -------
-    torch.Tensor
-        ``(B, C, *spatial)``, ``torch.bool`` unless ``output`` says otherwise.
+{returns}
 
     Notes
     -----
@@ -602,6 +367,7 @@ def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
     return finish_output(result, output)
 
 
+@_document
 def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
                    mask=None, border_value=0, brute_force=False, *, axes=None):
     """Multidimensional binary opening: erosion, then dilation, by one element.
@@ -610,30 +376,22 @@ def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
 
     Parameters
     ----------
-    input : torch.Tensor
-        ``(B, C, *spatial)``, any real dtype; nonzero is true.
-    structure : array_like, optional
-        Element ``(*k)``, ``(B, *k)`` or ``(B, C, *k)``; default: the cross.
+{input}
+{structure}
     iterations : int, optional
         The erosion, then the dilation, are each repeated this many times
         (below 1: until they stop changing).
-    output : torch.Tensor or torch.dtype, optional
-        Tensor receiving the result, or the dtype of a new one.
-    origin : int or sequence of int, optional
-        Placement of the element, per filtered axis.
-    mask : array_like, optional
-        Only voxels where ``mask`` is true are changed (in both steps).
-    border_value : int, optional
-        Value of the voxels outside the input, in both steps.
-    brute_force : bool, optional
-        Accepted for compatibility; the result does not depend on it.
+{output}
+{origin}
+{mask_twice}
+{border_value_twice}
+{brute_force}
     axes : int or sequence of int, optional
         Spatial axes to filter (default: all).
 
     Returns
     -------
-    torch.Tensor
-        ``(B, C, *spatial)``, ``torch.bool`` unless ``output`` says otherwise.
+{returns}
 
     Notes
     -----
@@ -661,6 +419,7 @@ def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
     return finish_output(result, output)
 
 
+@_document
 def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
                    mask=None, border_value=0, brute_force=False, *, axes=None):
     """Multidimensional binary closing: dilation, then erosion, by one element.
@@ -669,30 +428,22 @@ def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
 
     Parameters
     ----------
-    input : torch.Tensor
-        ``(B, C, *spatial)``, any real dtype; nonzero is true.
-    structure : array_like, optional
-        Element ``(*k)``, ``(B, *k)`` or ``(B, C, *k)``; default: the cross.
+{input}
+{structure}
     iterations : int, optional
         The dilation, then the erosion, are each repeated this many times
         (below 1: until they stop changing).
-    output : torch.Tensor or torch.dtype, optional
-        Tensor receiving the result, or the dtype of a new one.
-    origin : int or sequence of int, optional
-        Placement of the element, per filtered axis.
-    mask : array_like, optional
-        Only voxels where ``mask`` is true are changed (in both steps).
-    border_value : int, optional
-        Value of the voxels outside the input, in both steps.
-    brute_force : bool, optional
-        Accepted for compatibility; the result does not depend on it.
+{output}
+{origin}
+{mask_twice}
+{border_value_twice}
+{brute_force}
     axes : int or sequence of int, optional
         Spatial axes to filter (default: all).
 
     Returns
     -------
-    torch.Tensor
-        ``(B, C, *spatial)``, ``torch.bool`` unless ``output`` says otherwise.
+{returns}
 
     Notes
     -----
@@ -721,6 +472,7 @@ def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
     return finish_output(result, output)
 
 
+@_document
 def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
                        origin1=0, origin2=None, *, axes=None):
     """Multidimensional binary hit-or-miss transform.
@@ -730,8 +482,7 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
 
     Parameters
     ----------
-    input : torch.Tensor
-        ``(B, C, *spatial)``, any real dtype; nonzero is true.
+{input}
     structure1 : array_like, optional
         Element to fit in the foreground, ``(*k)``, ``(B, *k)`` or
         ``(B, C, *k)``; default: the cross. Outside the input is background.
@@ -739,8 +490,7 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
         Element to fit in the background (outside the input counts as
         background); default: the complement of ``structure1`` (per sample,
         for per-sample elements).
-    output : torch.Tensor or torch.dtype, optional
-        Tensor receiving the result, or the dtype of a new one.
+{output}
     origin1 : int or sequence of int, optional
         Placement of ``structure1``, per filtered axis.
     origin2 : int or sequence of int, optional
@@ -750,8 +500,7 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
 
     Returns
     -------
-    torch.Tensor
-        ``(B, C, *spatial)``, ``torch.bool`` unless ``output`` says otherwise.
+{returns}
 
     Notes
     -----
@@ -775,19 +524,20 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
     input = check_input(input)
     axes = normalize_axes(axes, input.ndim - 2)
     output = check_output(output, input)
-    hit = _Element.from_argument(structure1, input, axes, origin1, "structure1", "origin1")
+    hit = Element.from_argument(structure1, input, axes, origin1, "structure1", "origin1")
     if origin2 is None:
         origin2 = origin1
     if structure2 is None:
         miss = hit.complement(normalize_origin(origin2, len(axes), "origin2"), "origin2")
     else:
-        miss = _Element.from_argument(structure2, input, axes, origin2, "structure2", "origin2")
+        miss = Element.from_argument(structure2, input, axes, origin2, "structure2", "origin2")
     x = foreground(input)
     fits = _binary_erosion(x, hit, 1, None, False, invert=False)
     touches = _binary_erosion(x, miss, 1, None, False, invert=True)
     return finish_output(fits & ~touches, output)
 
 
+@_document
 def binary_propagation(input, structure=None, mask=None, output=None, border_value=0,
                        origin=0, *, axes=None):
     """Multidimensional binary propagation (reconstruction by dilation) within a mask.
@@ -805,19 +555,15 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     mask : array_like, optional
         Region to propagate in (input's shape or its spatial shape); outside
         it the output equals the input. Default: everywhere.
-    output : torch.Tensor or torch.dtype, optional
-        Tensor receiving the result, or the dtype of a new one.
-    border_value : int, optional
-        Value of the voxels outside the input (0 or 1).
-    origin : int or sequence of int, optional
-        Placement of the element, per filtered axis.
+{output}
+{border_value}
+{origin}
     axes : int or sequence of int, optional
         Spatial axes to propagate along (default: all).
 
     Returns
     -------
-    torch.Tensor
-        ``(B, C, *spatial)``, ``torch.bool`` unless ``output`` says otherwise.
+{returns}
 
     Notes
     -----
@@ -847,6 +593,7 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     return binary_dilation(input, structure, -1, mask, output, border_value, origin, axes=axes)
 
 
+@_document
 def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None):
     """Fill the holes in binary objects.
 
@@ -855,23 +602,19 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
 
     Parameters
     ----------
-    input : torch.Tensor
-        ``(B, C, *spatial)``, any real dtype; nonzero is true.
+{input}
     structure : array_like, optional
         Connectivity element of the background, ``(*k)``, ``(B, *k)`` or
         ``(B, C, *k)``; default: the cross.
-    output : torch.Tensor or torch.dtype, optional
-        Tensor receiving the result, or the dtype of a new one.
-    origin : int or sequence of int, optional
-        Placement of the element, per filtered axis.
+{output}
+{origin}
     axes : int or sequence of int, optional
         Spatial axes to fill along (default: all; holes are then found in
         each slice along the other axes).
 
     Returns
     -------
-    torch.Tensor
-        ``(B, C, *spatial)``, ``torch.bool`` unless ``output`` says otherwise.
+{returns}
 
     Notes
     -----
@@ -900,7 +643,7 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     input = check_input(input)
     output = check_output(output, input)
     x = foreground(input)
-    element = _Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
+    element = Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
     element = element.reflected()  # as binary_dilation builds it
     return finish_output(_FILL_HOLES(x, x, element, structure, origin, axes), output)
 
@@ -913,6 +656,6 @@ def _fill_holes_torch(x, element, structure, origin, axes):
 
 _FILL_HOLES = _ops.Table("binary_fill_holes", [
     _ops.Case("a centred, symmetric element read on the host", "fill_holes",
-              lambda x, element, structure, origin, axes: _symmetric(element),
+              lambda x, element, structure, origin, axes: element.symmetric(),
               lambda x, element, structure, origin, axes: _ops.kernels.fill_holes(x, *_flood_element(element, x))),
 ], _fill_holes_torch)
