@@ -19,6 +19,7 @@ from morphaug.ndimage import (
     distance_transform_cdt,
     distance_transform_edt,
 )
+from morphaug.ndimage._torch import distance as torch_distance
 
 # Every test runs on the torch backend and on the automatic (native where built) choice.
 pytestmark = pytest.mark.usefixtures("backend")
@@ -149,7 +150,7 @@ def test_edt_matches_scipy(device, case, data):
 def test_edt_squared_distances_are_exact_integers():
     rng = np.random.default_rng(3)
     x = torch.from_numpy(rng.random((2, 2, 37, 29)) < 0.97)
-    squared, _ = _distance._edt_torch(x, None, False, torch.float32)
+    squared, _ = torch_distance.edt(x, None, False, torch.float32)
     assert not squared.dtype.is_floating_point
     expected, _ = reference(ndi.distance_transform_edt, x)
     assert_equal(squared.numpy(), np.rint(expected ** 2).astype(np.int64), "squared distances")
@@ -174,14 +175,14 @@ def test_edt_chunking_bounds_memory(monkeypatch):
 
     budget = 1 << 15
     largest = []
-    block = _distance._min_plus_block
+    block = torch_distance._min_plus_block
 
     def recording_block(g, weights, want_arg):
         largest.append(g.shape[0] * weights.shape[0] * g.shape[1])
         return block(g, weights, want_arg)
 
-    monkeypatch.setattr(_distance, "_CHUNK_ELEMENTS", budget)
-    monkeypatch.setattr(_distance, "_min_plus_block", recording_block)
+    monkeypatch.setattr(torch_distance, "_CHUNK_ELEMENTS", budget)
+    monkeypatch.setattr(torch_distance, "_min_plus_block", recording_block)
     dist, inds = distance_transform_edt(x, return_indices=True)
     assert max(largest) <= budget and len(largest) > 1
     np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
@@ -192,7 +193,7 @@ def test_edt_blocks_along_lines(monkeypatch):
     """Lines longer than the block budget allows are split along the output positions too."""
     rng = np.random.default_rng(5)
     x = torch.from_numpy(rng.random((2, 3, 9, 70)) < 0.9)
-    monkeypatch.setattr(_distance, "_CHUNK_ELEMENTS", 100)
+    monkeypatch.setattr(torch_distance, "_CHUNK_ELEMENTS", 100)
     dist, inds = distance_transform_edt(x, sampling=[1.5, 0.5], return_indices=True)
     expected_d, _ = reference(ndi.distance_transform_edt, x, sampling=[1.5, 0.5])
     np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
@@ -326,7 +327,7 @@ def test_bf_blocks(monkeypatch):
     rng = np.random.default_rng(8)
     x = torch.from_numpy(rng.random((2, 2, 7, 9)) < 0.8)
     full = distance_transform_bf(x, "chessboard", return_indices=True)
-    monkeypatch.setattr(_distance, "_CHUNK_ELEMENTS", 100)
+    monkeypatch.setattr(torch_distance, "_CHUNK_ELEMENTS", 100)
     blocked = distance_transform_bf(x, "chessboard", return_indices=True)
     assert torch.equal(full[0], blocked[0]) and torch.equal(full[1], blocked[1])
     expected_d, expected_i = reference(ndi.distance_transform_bf, x, metric="chessboard")

@@ -1,0 +1,402 @@
+"""Distance transforms on the torch backend: EDT, CDT and brute force.
+
+:func:`edt`, :func:`cdt` and :func:`bf` are the torch kernels of
+``morphaug.ndimage._distance``'s dispatch tables. Each takes a non-empty bool
+``(B, C, *spatial)`` foreground mask and returns the distances and, when
+asked, SciPy's feature transform as int32 ``(S, B, C, *spatial)`` indices.
+
+Algorithms and cost (torch backend)
+-----------------------------------
+* EDT is separable: the nearest background along axis 0 by two cumulative
+  sweeps, then per axis ``d`` the exact min-plus product
+  ``g'(i) = min_j g(j) + (s_d (i - j))^2`` over each line, in blocks of at
+  most ``_CHUNK_ELEMENTS`` candidates (work ``O(N * n_d)`` per axis, memory
+  ``O(N)`` plus one block).
+* CDT replays SciPy's two raster passes (``NI_DistanceTransformOnePass``).
+  Rows along the last axis are independent inside one wavefront of rows
+  (rows whose weighted row coordinates sum to the same value), so the scan is
+  a Python loop over wavefronts, vectorised over the batch and all rows of a
+  wavefront; inside a row the update ``v[j] = min(a[j], v[j-1] + 1)`` is one
+  cumulative minimum. A 2-D input takes ``n_0`` steps per pass, a 3-D one
+  ``2 n_0 + n_1`` with the chessboard metric (``n_0 + n_1`` with taxicab):
+  ``O(sum of the sides)`` small kernels, work ``O(N)`` per metric offset.
+* BF compares every voxel with every background voxel of its slice, in
+  blocks of at most ``_CHUNK_ELEMENTS``: work ``O(B C N^2)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+__all__ = ["bf", "cdt", "edt"]
+
+
+#: Most elements of one block of candidate distances (EDT min-plus, BF pairs).
+_CHUNK_ELEMENTS = 1 << 24
+
+
+def _unravel(flat: torch.Tensor, shape) -> torch.Tensor:
+    """Flat indices ``(...)`` of an array of ``shape`` as int32 coordinates ``(S, ...)``."""
+    coords = []
+    for n in reversed(shape):
+        coords.append(flat.remainder(n))
+        flat = flat.div(n, rounding_mode="floor")
+    return torch.stack(coords[::-1]).to(torch.int32)
+
+
+# --------------------------------------------------------------------------
+# EDT (torch backend)
+
+
+def _edt_work(spatial, sampling, dtype):
+    """Dtype and 'no background' value of the squared distances."""
+    if sampling is not None:
+        return dtype, math.inf
+    if sum(n * n for n in spatial) < 1 << 30:
+        return torch.int32, 1 << 30
+    return torch.int64, 1 << 62
+
+
+def edt(mask: torch.Tensor, sampling, want_indices: bool, dtype: torch.dtype):
+    """Squared Euclidean distances of ``mask``'s foreground and SciPy's feature transform.
+
+    ``mask`` is a non-empty bool ``(B, C, *spatial)`` tensor, true on the
+    foreground; ``sampling`` a tuple of positive floats or ``None``; ``dtype`` the dtype
+    of the distances to be returned (the squared distances are computed in
+    it when ``sampling`` is given, else exactly in integers).
+
+    Returns ``(squared, indices)``: squared distances ``(B, C, *spatial)``
+    (int32/int64 without sampling) and, when ``want_indices``, int32
+    ``(S, B, C, *spatial)`` indices, else ``None``.
+    """
+    spatial = tuple(mask.shape[2:])
+    rank = len(spatial)
+    scale = sampling if sampling is not None else (None,) * rank
+    work, inf = _edt_work(spatial, sampling, dtype)
+
+    squared, nearest = _nearest_on_axis0(mask, scale[0], work, inf)
+    feats = [nearest] if want_indices else []
+    for axis in range(1, rank):
+        squared, feats = _min_plus_axis(squared, feats, axis, scale[axis], work, inf)
+
+    # A slice without background: SciPy leaves the features at (-1, 0, ..., 0)
+    # and measures the distances to that index.
+    empty = squared >= inf
+    fallback = torch.zeros((), dtype=work, device=mask.device)
+    for k, n in enumerate(spatial):
+        steps = torch.arange(n, device=mask.device) + (1 if k == 0 else 0)
+        term = _scaled_square(steps, scale[k], work).reshape((n,) + (1,) * (rank - 1 - k))
+        fallback = fallback + term
+    squared = torch.where(empty, fallback, squared)
+    if not want_indices:
+        return squared.contiguous(), None
+    indices = torch.stack(feats)
+    indices[0].masked_fill_(empty, -1)
+    indices[1:].masked_fill_(empty, 0)
+    return squared.contiguous(), indices
+
+
+def _scaled_square(steps: torch.Tensor, scale, work: torch.dtype) -> torch.Tensor:
+    """``(steps * scale) ** 2`` in ``work`` (SciPy's order of rounding)."""
+    steps = steps.to(work)
+    if scale is not None:
+        steps = steps * scale
+    return steps * steps
+
+
+def _nearest_on_axis0(mask, scale, work, inf):
+    """Squared distance to, and index of, the nearest background along axis 0.
+
+    Two cumulative sweeps per line; a tie goes to the lower index (SciPy).
+    """
+    fg = mask.movedim(2, -1)
+    n = fg.shape[-1]
+    pos = torch.arange(n, dtype=torch.int32, device=mask.device)
+    before = torch.where(fg, -2 * n - 1, pos).cummax(-1).values
+    after = torch.where(fg, 3 * n, pos).flip(-1).cummin(-1).values.flip(-1)
+    take_before = pos - before <= after - pos
+    nearest = torch.where(take_before, before, after)
+    found = (before >= 0) | (after < n)
+    squared = _scaled_square((nearest - pos).abs(), scale, work)
+    squared = squared.masked_fill(~found, inf)
+    return squared.movedim(-1, 2), nearest.movedim(-1, 2)
+
+
+def _min_plus_axis(squared, feats, axis, scale, work, inf):
+    """One separable EDT step along spatial ``axis``: ``min_j g(j) + (s (i - j))^2``.
+
+    ``feats`` holds the feature coordinates of the axes before ``axis``;
+    they are gathered from the winning ``j`` (the first minimum: a tie goes
+    to the lower index, as in SciPy) and ``j`` becomes coordinate ``axis``.
+    """
+    dim = axis + 2
+    moved = squared.movedim(dim, -1)
+    shape = moved.shape
+    n = shape[-1]
+    g = moved.reshape(-1, n)
+    lines = g.shape[0]
+    pos = torch.arange(n, device=g.device)
+    weights = _scaled_square(pos[:, None] - pos[None, :], scale, work)
+    old = [f.movedim(dim, -1).reshape(-1, n) for f in feats]
+
+    out = torch.empty_like(g)
+    new = [torch.empty_like(g, dtype=torch.int32) for _ in range(len(feats) + 1)] if feats else []
+    block_i = max(1, min(n, _CHUNK_ELEMENTS // max(n, 1)))
+    block_l = max(1, _CHUNK_ELEMENTS // max(block_i * n, 1))
+    for l0 in range(0, lines, block_l):
+        l1 = min(lines, l0 + block_l)
+        for i0 in range(0, n, block_i):
+            i1 = min(n, i0 + block_i)
+            value, arg = _min_plus_block(g[l0:l1], weights[i0:i1], bool(feats))
+            out[l0:l1, i0:i1] = value
+            if feats:
+                for f_old, f_new in zip(old, new):
+                    f_new[l0:l1, i0:i1] = f_old[l0:l1].gather(1, arg)
+                new[-1][l0:l1, i0:i1] = arg
+    if not work.is_floating_point:
+        out.clamp_(max=inf)
+    out = out.reshape(shape).movedim(-1, dim)
+    return out, [f.reshape(shape).movedim(-1, dim) for f in new]
+
+
+def _min_plus_block(g: torch.Tensor, weights: torch.Tensor, want_arg: bool):
+    """``min_j g[l, j] + weights[i, j]`` for a block ``(L, n) x (I, n)``; first argmin."""
+    candidates = g[:, None, :] + weights[None]
+    if want_arg:
+        return _first_min(candidates)
+    return candidates.amin(-1), None
+
+
+def _first_min(values: torch.Tensor):
+    """Minimum over the last dim and the index of its first occurrence.
+
+    ``argmin`` + ``gather`` rather than ``min(dim)``, which is far slower on
+    small CPU tensors when the cores are busy.
+    """
+    index = values.argmin(-1, keepdim=True)
+    return values.gather(-1, index)[..., 0], index[..., 0]
+
+
+# --------------------------------------------------------------------------
+# CDT (torch backend)
+
+
+class _ChamferPlan:
+    """What one raster pass needs: offsets in SciPy's order and the row wavefronts.
+
+    The spatial array is seen as rows along the last axis. SciPy's pass reads,
+    in raster order, the neighbours in the first half of the structure (flat
+    order), i.e. rows earlier in raster order plus the previous voxel of the
+    same row. Row ``r`` only depends on rows with a smaller weighted sum
+    ``t(r) = sum_k w_k r_k``, so the rows of one wavefront (one ``t``) are
+    updated together: ``w = (2^(R-1), ..., 2, 1)`` for the chessboard metric
+    on ``R`` row axes, ``(1, ..., 1)`` for taxicab.
+    """
+
+    def __init__(self, spatial, structure: np.ndarray, device):
+        row_shape = spatial[:-1]
+        rank_rows = len(row_shape)
+        n_rows = int(np.prod(row_shape, dtype=np.int64))
+        first_half = [
+            tuple(int(v) for v in np.unravel_index(flat, structure.shape))
+            for flat in range(structure.size // 2) if structure.flat[flat]
+        ]
+        offsets = [tuple(k - 1 for k in o) for o in first_half]
+        self.in_row = (0,) * (len(spatial) - 1) + (-1,) in offsets
+        groups: dict[tuple, list[int]] = {}
+        for o in offsets:
+            if any(o[:-1]):
+                groups.setdefault(o[:-1], []).append(o[-1])
+        self.lasts = list(groups.values())
+
+        # t(r) - t(r + o) >= 1 for every offset o: w_k exceeds what the later
+        # axes can add for the offsets whose first nonzero (-1) is on axis k.
+        weights = [0] * rank_rows
+        for k in range(rank_rows - 1, -1, -1):
+            later = [sum(w * v for w, v in zip(weights[k + 1:], o[k + 1:]))
+                     for o in groups if o[k] != 0 and not any(o[:k])]
+            weights[k] = 1 + max([0] + later) if later else 0
+        coords = np.indices(row_shape).reshape(rank_rows, n_rows)
+        wave = np.asarray(weights, dtype=np.int64) @ coords if rank_rows else np.zeros(1, np.int64)
+        order = np.argsort(wave, kind="stable")
+        self.bounds = np.searchsorted(wave[order], np.arange(wave.max() + 2)).tolist()
+
+        neighbours, valid = [], []
+        for o_row in groups:
+            target = coords[:, order] + np.asarray(o_row)[:, None]
+            inside = np.all((target >= 0) & (target < np.asarray(row_shape)[:, None]), axis=0)
+            clipped = np.clip(target, 0, np.asarray(row_shape)[:, None] - 1)
+            neighbours.append(np.ravel_multi_index(tuple(clipped), row_shape))
+            valid.append(inside)
+        self.order = torch.as_tensor(order, device=device)
+        self.neighbours = torch.as_tensor(np.array(neighbours, dtype=np.int64).reshape(
+            len(groups), n_rows), device=device)
+        self.valid = torch.as_tensor(np.array(valid, dtype=bool).reshape(
+            len(groups), n_rows), device=device)
+
+
+_CDT_INF = 1 << 30
+
+
+def cdt(mask: torch.Tensor, structure: np.ndarray, want_indices: bool):
+    """SciPy's chamfer distance transform of ``mask``'s foreground.
+
+    ``mask`` is a non-empty bool ``(B, C, *spatial)`` tensor, true on the
+    foreground; ``structure`` a bool NumPy array ``(3,) * S``. Runs SciPy's forward
+    raster pass, then the same pass on the array reversed along every axis
+    (``NI_DistanceTransformOnePass`` twice).
+
+    Returns int32 distances ``(B, C, *spatial)`` (``-1``: unreached) and,
+    when ``want_indices``, int32 indices ``(S, B, C, *spatial)``, else ``None``.
+    """
+    spatial = tuple(mask.shape[2:])
+    batch = mask.shape[0] * mask.shape[1]
+    m = spatial[-1]
+    n_rows = math.prod(spatial[:-1])
+    device = mask.device
+    plan = _ChamferPlan(spatial, structure, device)
+
+    values = torch.where(mask, _CDT_INF, 0).to(torch.int32).reshape(batch, n_rows, m)
+    feats = None
+    if want_indices:
+        feats = torch.arange(n_rows * m, dtype=torch.int32, device=device)
+        feats = feats.reshape(1, n_rows, m).expand(batch, n_rows, m).clone()
+    _chamfer_pass(values, feats, plan)
+    values = values.flip(1, 2)
+    feats = feats.flip(1, 2) if feats is not None else None
+    _chamfer_pass(values, feats, plan)
+    values = values.flip(1, 2)
+
+    dist = values.masked_fill(values >= _CDT_INF, -1).reshape(mask.shape)
+    if feats is None:
+        return dist, None
+    return dist, _unravel(feats.flip(1, 2).reshape(mask.shape), spatial)
+
+
+def _chamfer_pass(values: torch.Tensor, feats, plan: _ChamferPlan) -> None:
+    """One raster pass of SciPy's chamfer transform, in place, wavefront by wavefront.
+
+    ``values`` (int32, ``_CDT_INF`` for unreached) and ``feats`` (int32 flat
+    indices, or ``None``) are ``(B*C, rows, m)``. At each voxel SciPy keeps
+    the first minimum of [its own value, then ``neighbour + 1`` for each
+    offset in flat order]; the previous voxel of the row comes last.
+    """
+    m = values.shape[-1]
+    pos = torch.arange(m, device=values.device)
+    for start, stop in zip(plan.bounds[:-1], plan.bounds[1:]):
+        if start == stop:
+            continue
+        rows = plan.order[start:stop]
+        best = values.index_select(1, rows)
+        best_f = feats.index_select(1, rows) if feats is not None else None
+        for group, lasts in enumerate(plan.lasts):
+            source = plan.neighbours[group, start:stop]
+            inside = plan.valid[group, start:stop][None, :, None]
+            nv = values.index_select(1, source).masked_fill(~inside, _CDT_INF)
+            nv = F.pad(nv, (1, 1), value=_CDT_INF) + 1
+            nf = F.pad(feats.index_select(1, source), (1, 1)) if feats is not None else None
+            for last in lasts:  # a neighbour wins only when strictly better
+                candidate = nv[..., 1 + last:1 + last + m]
+                if nf is None:
+                    best = torch.minimum(best, candidate)
+                    continue
+                better = candidate < best
+                best = torch.where(better, candidate, best)
+                best_f = torch.where(better, nf[..., 1 + last:1 + last + m], best_f)
+        if plan.in_row and feats is None:
+            # v[j] = min(a[j], v[j-1] + 1) = min_{k<=j} (a[k] - k) + j
+            best = (best - pos).cummin(-1).values + pos
+        elif plan.in_row:
+            # The winner for j is the largest k <= j minimising a[k] - k (a[j]
+            # wins ties against the previous voxel): encode k in the key.
+            key = (best.long() - pos) * m + (m - 1 - pos)
+            winner = (m - 1) - key.cummin(-1).values.remainder(m)
+            best = best.gather(-1, winner) + (pos - winner)
+            best_f = best_f.gather(-1, winner)
+        values.index_copy_(1, rows, best.to(torch.int32))
+        if feats is not None:
+            feats.index_copy_(1, rows, best_f)
+
+
+# --------------------------------------------------------------------------
+# BF (torch backend)
+
+
+def bf(mask: torch.Tensor, metric: str, sampling, want_indices: bool, dtype):
+    """Brute-force distance transform of ``mask``'s foreground, SciPy's ties.
+
+    ``mask`` is a non-empty bool ``(B, C, *spatial)`` tensor, true on the
+    foreground; ``metric`` is ``'euclidean'``, ``'taxicab'`` or ``'chessboard'``;
+    ``sampling`` (euclidean only) a tuple of positive floats or ``None``;
+    ``dtype`` the distances' dtype. Every voxel is compared with every
+    background voxel of its slice in blocks of at most ``_CHUNK_ELEMENTS``;
+    a tie goes to the largest flat index (SciPy walks its list of border
+    voxels backwards and keeps the first minimum).
+
+    Returns distances ``(B, C, *spatial)`` and, when ``want_indices``, int32
+    indices ``(S, B, C, *spatial)``, else ``None``.
+    """
+    spatial = tuple(mask.shape[2:])
+    device = mask.device
+    batch = mask.shape[0] * mask.shape[1]
+    size = math.prod(spatial)
+    background = ~mask.reshape(batch, size)
+    grids = torch.meshgrid(*[torch.arange(n, device=device) for n in spatial], indexing="ij")
+    coords = [g.reshape(-1) for g in grids]
+    if metric == "euclidean" and sampling is not None:
+        work, inf = dtype, math.inf
+    else:
+        work, inf = torch.int64, 1 << 62
+
+    best = torch.full((batch, size), inf, dtype=work, device=device)
+    arg = torch.zeros((batch, size), dtype=torch.int64, device=device)
+    block_c = max(1, min(size, _CHUNK_ELEMENTS // max(batch, 1)))
+    block_q = max(1, _CHUNK_ELEMENTS // max(batch * block_c, 1))
+    for q0 in range(0, size, block_q):
+        q1 = min(size, q0 + block_q)
+        for c0 in range(0, size, block_c):
+            c1 = min(size, c0 + block_c)
+            pair = _bf_pair_distances(coords, (q0, q1), (c0, c1), metric, sampling, work)
+            value = torch.where(background[:, None, c0:c1], pair, inf)
+            # last minimum of the block = first minimum of the reversed block
+            value, where = _first_min(value.flip(-1))
+            where = (c1 - 1) - where
+            better = value <= best[:, q0:q1]  # later blocks hold larger indices
+            best[:, q0:q1] = torch.where(better, value, best[:, q0:q1])
+            arg[:, q0:q1] = torch.where(better, where, arg[:, q0:q1])
+
+    empty = best >= inf  # a slice without background
+    if metric == "euclidean":
+        # SciPy: sqrt(DBL_MAX), which overflows to inf in float32
+        unreached = math.sqrt(np.finfo(np.float64).max)
+        if unreached > torch.finfo(dtype).max:
+            unreached = math.inf
+        dist = best.to(dtype).sqrt_().masked_fill_(empty, unreached)
+    else:
+        dist = best.masked_fill(empty, -1).to(torch.int32)
+    dist = dist.reshape(mask.shape)
+    if not want_indices:
+        return dist, None
+    return dist, _unravel(arg.masked_fill(empty, 0).reshape(mask.shape), spatial)
+
+
+def _bf_pair_distances(coords, queries, candidates, metric, sampling, work):
+    """Distances ``(Q, C)`` between two ranges of flat positions (SciPy's arithmetic)."""
+    total = None
+    for k, c in enumerate(coords):
+        diff = c[queries[0]:queries[1], None] - c[None, candidates[0]:candidates[1]]
+        if metric == "euclidean":
+            term = _scaled_square(diff, sampling[k] if sampling is not None else None, work)
+        else:
+            term = diff.abs()
+        if total is None:
+            total = term
+        elif metric == "chessboard":
+            total = torch.maximum(total, term)
+        else:
+            total = total + term
+    return total.to(work)
