@@ -82,6 +82,7 @@ import numpy as np
 import torch
 
 from .. import _ops
+from .._checks import is_int
 from ._docs import GREY, filler
 from ._elements import Filter
 from ._normalize import (
@@ -118,12 +119,9 @@ __all__ = [
 def _normalize_size(size, n: int) -> list[int]:
     sizes = []
     for value in normalize_sequence(size, n, "size"):
-        if isinstance(value, bool):
+        if not is_int(value):
             raise TypeError(f"size must contain ints, got {value!r}")
-        try:
-            value = operator.index(value)
-        except TypeError:
-            raise TypeError(f"size must contain ints, got {value!r}") from None
+        value = operator.index(value)
         if value < 1:
             raise ValueError(f"size must be >= 1 on every axis, got {size!r}")
         sizes.append(value)
