@@ -164,7 +164,7 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
 def _iterated_ball(x, element, iterations, mask, border) -> tuple[str, int] | None:
     """``(metric, radius)`` of the ball that ``iterations`` steps of ``element`` make, when the
     native ball kernel takes the call (border 0, no mask; radii up to 127 on CPU), else None."""
-    ball = _ball_of(element)
+    ball = element.ball
     if ball is None or mask is not None or border or iterations < 1:
         return None
     metric, radius = ball
@@ -199,34 +199,6 @@ def _table(op: str) -> _ops.Table:
                       x, element, iterations, mask, border) is not None,
                   _ball_case),
     ], _torch_binary.erosion)
-
-
-def _ball_of(element) -> tuple[str, int] | None:
-    """``(metric, r)`` when every slice's element is the same centred radius-``r``
-    ball over all spatial axes: ``footprints.cross`` (taxicab; SciPy's
-    connectivity-1 structure for ``r = 1``), a full box of side ``2r + 1``
-    (chessboard) or ``footprints.ball`` (euclidean); else None.
-
-    With border value 0 and no mask, ``iterations=k`` of a cross or box is the
-    ball of radius ``k r`` of its metric (shortest lattice paths between voxels
-    of a box stay in the box), and one step of any of them is the ball itself:
-    the native ``ball_morphology`` kernel computes all of these exactly.
-    """
-    rank, shape = element.rank, element.shape
-    if (element.host is None or len(element.axes) != rank or any(element.origin)
-            or len(set(shape)) != 1 or shape[0] % 2 == 0):
-        return None
-    radius = shape[0] // 2
-    if radius == 0:
-        return None
-    host = element.host
-    offsets = torch.stack(torch.meshgrid(*[torch.arange(-radius, radius + 1)] * rank, indexing="ij"))
-    for metric, ball in (("chessboard", torch.ones(shape, dtype=torch.bool)),
-                         ("taxicab", offsets.abs().sum(0) <= radius),
-                         ("euclidean", (offsets ** 2).sum(0) <= radius ** 2)):
-        if bool((host == ball).all()):
-            return metric, radius
-    return None
 
 
 def _ball_native(x, metric, radius, erode):

@@ -9,6 +9,7 @@ choose a kernel, and the algorithms of ``morphaug.ndimage._torch`` run on them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import torch
@@ -136,6 +137,33 @@ class Element:
         if self.host is None or any(not 0 <= j < k for j, k in zip(position, self.shape)):
             return False
         return bool(self.host[(slice(None), slice(None)) + tuple(position)].all())
+
+    @functools.cached_property
+    def ball(self) -> tuple[str, int] | None:
+        """``(metric, r)`` when every slice's element is the same centred radius-``r``
+        ball over all spatial axes, read on the host: ``footprints.cross`` (taxicab;
+        SciPy's connectivity-1 structure for ``r = 1``), a full box of side
+        ``2r + 1`` (chessboard) or ``footprints.ball`` (euclidean); else None.
+
+        With border value 0 and no mask, ``iterations=k`` of a cross or box is the
+        ball of radius ``k r`` of its metric (shortest lattice paths between voxels
+        of a box stay in the box), and one step of any of them is the ball itself:
+        the native ``ball_morphology`` kernel computes all of these exactly.
+        """
+        rank, shape = self.rank, self.shape
+        if (self.host is None or len(self.axes) != rank or any(self.origin)
+                or len(set(shape)) != 1 or shape[0] % 2 == 0):
+            return None
+        radius = shape[0] // 2
+        if radius == 0:
+            return None
+        offsets = torch.stack(torch.meshgrid(*[torch.arange(-radius, radius + 1)] * rank, indexing="ij"))
+        for metric, ball in (("chessboard", torch.ones(shape, dtype=torch.bool)),
+                             ("taxicab", offsets.abs().sum(0) <= radius),
+                             ("euclidean", (offsets ** 2).sum(0) <= radius ** 2)):
+            if bool((self.host == ball).all()):
+                return metric, radius
+        return None
 
     def symmetric(self) -> bool:
         """Whether every sample's element holds its centre and ``-d`` with each offset ``d``."""
