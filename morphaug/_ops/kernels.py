@@ -2,7 +2,7 @@
 
 Each function takes already normalised arguments (the public functions in
 ``morphaug.ndimage``, ``morphaug.ot`` and ``morphaug.transforms`` validate and
-normalise them, and ask :func:`morphaug._ops.use_native` first), runs one
+normalise them, and choose the kernel in their dispatch table), runs one
 kernel launch over all ``B * C`` slices on the input's device, never modifies
 its inputs and returns new contiguous tensors. The C++ launchers check their
 arguments again and raise RuntimeError quoting the offending values. With
