@@ -9,7 +9,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <numeric>
