@@ -237,8 +237,10 @@ _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
 # --------------------------------------------------------------------------
 
 _document = filler(BINARY)
+_opaque = _ops.opaque_under_compile(_ops.one_result("input", lambda kw: torch.bool))
 
 
+@_opaque
 @_document
 def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
                    border_value=0, origin=0, brute_force=False, *, axes=None):
@@ -290,6 +292,7 @@ def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
     return finish_output(result, output)
 
 
+@_opaque
 @_document
 def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
                     border_value=0, origin=0, brute_force=False, *, axes=None):
@@ -339,6 +342,7 @@ def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
     return finish_output(result, output)
 
 
+@_opaque
 @_document
 def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
                    mask=None, border_value=0, brute_force=False, *, axes=None):
@@ -391,6 +395,7 @@ def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
     return finish_output(result, output)
 
 
+@_opaque
 @_document
 def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
                    mask=None, border_value=0, brute_force=False, *, axes=None):
@@ -444,6 +449,7 @@ def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
     return finish_output(result, output)
 
 
+@_opaque
 @_document
 def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
                        origin1=0, origin2=None, *, axes=None):
@@ -509,6 +515,7 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
     return finish_output(fits & ~touches, output)
 
 
+@_opaque
 @_document
 def binary_propagation(input, structure=None, mask=None, output=None, border_value=0,
                        origin=0, *, axes=None):
@@ -565,6 +572,7 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     return binary_dilation(input, structure, -1, mask, output, border_value, origin, axes=axes)
 
 
+@_opaque
 @_document
 def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None):
     """Fill the holes in binary objects.

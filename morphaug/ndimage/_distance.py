@@ -251,6 +251,12 @@ def _cdt_structure(metric, rank: int) -> np.ndarray:
 _document = filler(DISTANCE)
 
 
+def _bf_dtypes(name: str) -> tuple[torch.dtype, ...]:
+    """The dtypes of BF distances under metric ``name`` (lower case), the default first
+    (SciPy: float64 or uint32)."""
+    return _FLOAT_DTYPES if name == "euclidean" else _INT_DTYPES
+
+
 def _edt_torch_distances(mask, sampling, want_indices: bool, dtype, want_distances: bool):
     squared, feats = _torch_distance.edt(mask, sampling, want_indices, dtype)
     return (squared.to(dtype).sqrt_() if want_distances else None), feats
@@ -263,6 +269,7 @@ _EDT = _ops.Table("distance_transform_edt", [
 ], _edt_torch_distances)
 
 
+@_ops.opaque_under_compile(_ops.distances(lambda kw: torch.float32))
 @_document
 def distance_transform_edt(input, sampling=None, return_distances=True,
                            return_indices=False, distances=None, indices=None):
@@ -335,6 +342,7 @@ _CDT = _ops.Table("distance_transform_cdt", [
 ], _torch_distance.cdt)
 
 
+@_ops.opaque_under_compile(_ops.distances(lambda kw: torch.int32))
 @_document
 def distance_transform_cdt(input, metric="chessboard", return_distances=True,
                            return_indices=False, distances=None, indices=None):
@@ -406,6 +414,7 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
 
+@_ops.opaque_under_compile(_ops.distances(lambda kw: _bf_dtypes(str(kw.get("metric", "euclidean")).lower())[0]))
 @_document
 def distance_transform_bf(input, metric="euclidean", sampling=None,
                           return_distances=True, return_indices=False,
@@ -474,12 +483,10 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
             f"metric must be 'euclidean', 'taxicab', 'cityblock', 'manhattan' or "
             f"'chessboard', got {metric!r}"
         )
-    sampling = _normalize_sampling(sampling, input.ndim - 2)
-    if name == "euclidean":
-        dtype = _check_distances(distances, input, _FLOAT_DTYPES, "metric 'euclidean'")
-    else:
+    sampling = _normalize_sampling(sampling, input.ndim - 2)  # checked, then used by euclidean only
+    if name != "euclidean":
         sampling = None
-        dtype = _check_distances(distances, input, _INT_DTYPES, f"metric {metric!r}")
+    dtype = _check_distances(distances, input, _bf_dtypes(name), f"metric {metric!r}")
     _check_indices(indices, input)
 
     if input.numel() == 0:

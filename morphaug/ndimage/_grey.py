@@ -154,12 +154,13 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
              axes) -> Filter:
     """Normalise grey-op arguments into the erosion-form :class:`Filter`.
 
-    Called directly by each public function (the warning points at its caller).
+    Called directly by each public function, itself called through its
+    ``opaque_under_compile`` wrapper (the warning points at the caller).
     """
     if size is None and footprint is None and structure is None:
         raise ValueError("size, footprint, or structure must be specified")
     if size is not None and footprint is not None:
-        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=4)
     axes = normalize_axes(axes, input.ndim - 2)
     n = len(axes)
     # size, origin and mode sequences follow ``axes``; element dimensions follow
@@ -346,8 +347,10 @@ def _ufunc(op, a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Te
 # --------------------------------------------------------------------------
 
 _document = filler(GREY)
+_opaque = _ops.opaque_under_compile(_ops.one_result("input", lambda kw: kw["input"].dtype))
 
 
+@_opaque
 @_document
 def grey_erosion(input, size=None, footprint=None, structure=None, output=None,
                  mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -385,6 +388,7 @@ def grey_erosion(input, size=None, footprint=None, structure=None, output=None,
     return finish_output(_min_or_max(input, filt, minimum=True), output)
 
 
+@_opaque
 @_document
 def grey_dilation(input, size=None, footprint=None, structure=None, output=None,
                   mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -422,6 +426,7 @@ def grey_dilation(input, size=None, footprint=None, structure=None, output=None,
     return finish_output(_min_or_max(input, filt, minimum=False), output)
 
 
+@_opaque
 @_document
 def grey_opening(input, size=None, footprint=None, structure=None, output=None,
                  mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -457,6 +462,7 @@ def grey_opening(input, size=None, footprint=None, structure=None, output=None,
     return finish_output(_min_or_max(eroded, _reflected(filt), minimum=False), output)
 
 
+@_opaque
 @_document
 def grey_closing(input, size=None, footprint=None, structure=None, output=None,
                  mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -492,6 +498,7 @@ def grey_closing(input, size=None, footprint=None, structure=None, output=None,
     return finish_output(_min_or_max(dilated, filt, minimum=True), output)
 
 
+@_opaque
 @_document
 def morphological_gradient(input, size=None, footprint=None, structure=None, output=None,
                            mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -537,6 +544,7 @@ def morphological_gradient(input, size=None, footprint=None, structure=None, out
     return finish_output(_ufunc(torch.sub, dilated, eroded, dtype), output)
 
 
+@_opaque
 @_document
 def morphological_laplace(input, size=None, footprint=None, structure=None, output=None,
                           mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -585,6 +593,7 @@ def morphological_laplace(input, size=None, footprint=None, structure=None, outp
     return finish_output(result, output)
 
 
+@_opaque
 @_document
 def white_tophat(input, size=None, footprint=None, structure=None, output=None,
                  mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -630,6 +639,7 @@ def white_tophat(input, size=None, footprint=None, structure=None, output=None,
     return finish_output(result, output)
 
 
+@_opaque
 @_document
 def black_tophat(input, size=None, footprint=None, structure=None, output=None,
                  mode="reflect", cval=0.0, origin=0, *, axes=None):

@@ -135,6 +135,15 @@ def _grid_soft_min(shape, spacing, reg, dtype, device, method) -> GridSoftMin:
     return GridSoftMin(shape, spacing, dtype, device, exact=method == "log" or not fits)
 
 
+def _grid_sinkhorn_returned(kw):
+    """The shapes and dtypes of :func:`grid_sinkhorn`'s results (for its op under ``torch.compile``)."""
+    a = kw["a"]
+    dtype = common_dtype(a, kw["b"])
+    return [((a.shape[0],), dtype), (tuple(a.shape), dtype), (tuple(a.shape), dtype), ((a.shape[0],), torch.int64)]
+
+
+@_ops.opaque_under_compile(_ops.Results(
+    ("a", "b"), _grid_sinkhorn_returned, lambda kw, t: SinkhornResult(t[0], None, t[1], t[2], t[3])))
 def grid_sinkhorn(a, b, reg, *, max_iter=1000, tol=1e-9, method="auto", spacing=None) -> SinkhornResult:
     r"""Entropic OT between histograms on a regular grid, squared Euclidean cost.
 
@@ -239,6 +248,9 @@ def _check_weights(weights, batch: int, n_hists: int, dtype, device) -> torch.Te
     return weights
 
 
+@_ops.opaque_under_compile(_ops.Results(
+    ("hists",), lambda kw: [((kw["hists"].shape[0], *kw["hists"].shape[2:]), common_dtype(kw["hists"]))],
+    lambda kw, t: t[0]))
 def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4, method="auto",
                            spacing=None) -> torch.Tensor:
     r"""Entropic Wasserstein barycenters of histograms on a regular grid, batched.

@@ -429,6 +429,20 @@ def _check_options(reg, max_iter, tol, method, epsilon_scaling):
     return reg, max_iter, tol
 
 
+def _sinkhorn_returned(kw):
+    """The shapes and dtypes of :func:`sinkhorn`'s results (for its op under ``torch.compile``)."""
+    batch, n, m = kw["a"].shape[0], kw["a"].shape[-1], kw["b"].shape[-1]
+    dtype = common_dtype(kw["a"], kw["b"], kw["cost"])
+    plan = [((batch, n, m), dtype)] if kw.get("return_plan") else []
+    return [((batch,), dtype)] + plan + [((batch, n), dtype), ((batch, m), dtype), ((batch,), torch.int64)]
+
+
+def _sinkhorn_result(kw, tensors) -> SinkhornResult:
+    cost, *plan, f, g, n_iter = tensors
+    return SinkhornResult(cost, plan[0] if plan else None, f, g, n_iter)
+
+
+@_ops.opaque_under_compile(_ops.Results(("a", "b", "cost"), _sinkhorn_returned, _sinkhorn_result))
 def sinkhorn(a, b, cost, reg, *, max_iter=1000, tol=1e-9, method="auto", epsilon_scaling=None,
              return_plan=False) -> SinkhornResult:
     r"""Entropic optimal transport between batches of histograms.

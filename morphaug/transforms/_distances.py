@@ -84,6 +84,7 @@ def _native_balls(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor
     return radii, metric
 
 
+@_ops.opaque_under_compile(_ops.one_result("x", lambda kw: torch.bool))
 def within_radius(x: torch.Tensor, radius: torch.Tensor, footprint: torch.Tensor,
                   footprints: tuple[str, ...]) -> torch.Tensor:
     """Voxels at distance ``<= radius`` from a false voxel of ``x (B, K, *spatial)``.
@@ -109,6 +110,7 @@ def _within_radius_torch(x, radius, footprint, footprints):
     return result
 
 
+@_ops.opaque_under_compile(_ops.one_result("masks", lambda kw: torch.bool))
 def morph_step(masks: torch.Tensor, dilate: torch.Tensor, radius: torch.Tensor,
                footprint: torch.Tensor, footprints: tuple[str, ...]) -> torch.Tensor:
     """One binary dilation (where ``dilate``) or erosion per ``(sample, class)``.
