@@ -95,11 +95,11 @@ native ball kernel (``_ops.kernels.ball_morphology``); everything else on the to
 
 from __future__ import annotations
 
-import operator
 
 import torch
 
 from .. import _ops
+from .._checks import check_int
 from ._docs import BINARY, filler
 from ._elements import Element
 from ._normalize import (
@@ -126,14 +126,11 @@ __all__ = [
 
 
 def _border(border_value) -> bool:
+    """``border_value`` as SciPy reads it: an int (nonzero is 1) or a bool; never a tensor,
+    whose value would be read back from its device."""
     if isinstance(border_value, torch.Tensor):
         raise TypeError(f"border_value must be an int, got a tensor {border_value!r}")
-    try:
-        return bool(operator.index(border_value))
-    except TypeError:
-        raise TypeError(
-            f"border_value must be an int (nonzero is 1), got {border_value!r}"
-        ) from None
+    return border_value if isinstance(border_value, bool) else bool(check_int(border_value, "border_value"))
 
 
 def _arguments(input, structure, iterations, mask, output, border_value, origin, axes):
