@@ -3,7 +3,8 @@
 Use them alone or in ``kornia.augmentation.AugmentationSequential(...,
 data_keys=["input", "mask"])``: masks are label maps (index ``(B, 1, ...)``
 or one-hot ``(B, K, ...)``; the container hands them over as float and
-restores their dtype), inputs are images ``(B, C, H, W)`` / ``(B, C, D, H, W)``.
+restores their dtype, but for distance maps: see Maps), inputs are images
+``(B, C, H, W)`` / ``(B, C, D, H, W)``.
 Each goes to the core under its data key, ``"input"`` (role ``"image"``) or
 ``"mask"`` (role ``"label"``): label transforms change masks only,
 ``RandGreyMorphology*`` and ``RandHistogramTransfer*`` inputs only,
@@ -19,6 +20,15 @@ Parameters
     ``aug(x, params=aug._params)`` replays, and the core parameters in
     ``aug._params`` (all but ``batch_prob``/``forward_input_shape``) replay
     the core: ``aug.core(x, params=...)``.
+Maps
+    ``AugmentationSequential`` hands masks to its children as float and
+    casts what comes out back to each mask's dtype, which is right for label
+    maps. ``DistanceMap*`` turns masks into float32 distance maps, which an
+    integer cast would truncate (and a uint8 one wrap): a container that
+    holds a ``DistanceMap*`` (at any depth) returns its masks in the dtype
+    its children give them, float32 maps, whatever the mask's dtype; Kornia's
+    cast is kept everywhere else. ``LabelBoundary*`` maps come back in the
+    mask's dtype, as the core gives them.
 ``p``
     Kornia's per-sample gate ``batch_prob``: the Rand* transforms pass it to
     the core as its ``"apply"`` draw, ``FillHoles*`` is blended by Kornia.
@@ -45,12 +55,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
 
 try:
-    from kornia.augmentation import AugmentationBase2D, AugmentationBase3D
+    from kornia.augmentation import AugmentationBase2D, AugmentationBase3D, AugmentationSequential
 except ImportError as error:  # pragma: no cover - exercised without Kornia
     raise ImportError("morphaug.adapters.kornia needs Kornia: pip install morphaug[kornia]") from error
 
@@ -71,6 +82,8 @@ class _Adapter:
     #: "core" (the core's prob; Kornia's gate stays 1), None (no p).
     p_mode: str | None = "gate"
     p_default: float = 0.5
+    #: True where the core turns masks into float maps (DistanceMap), which must not be cast back to the mask's dtype.
+    float_maps: bool = False
 
     #: The core's keys: Kornia's data keys, with their roles.
     _keys = {"input": "image", "mask": "label"}
@@ -133,7 +146,22 @@ class _Adapter:
         return f"{type(self).__name__}(p={self.p}, same_on_batch={self.same_on_batch}, core={self.core!r})"
 
 
-def _pair(name: str, core_class: type, p_mode, p_default: float, summary: str, adapter: type = _Adapter):
+def _keep_float_maps(postproc_mask):
+    """Kornia's cast of each output mask back to its input's dtype, but for the float maps of a ``float_maps`` child."""
+
+    @functools.wraps(postproc_mask)
+    def _postproc_mask(self, arg, like):
+        if any(isinstance(module, _Adapter) and module.float_maps for module in self.modules()):
+            return arg
+        return postproc_mask(self, arg, like)
+
+    return _postproc_mask
+
+
+AugmentationSequential._postproc_mask = _keep_float_maps(AugmentationSequential._postproc_mask)
+
+
+def _pair(name: str, core_class: type, p_mode, p_default: float, summary: str, adapter: type = _Adapter, **attrs):
     """The 2-D and 3-D classes of one core transform."""
     classes = []
     for dim, base in ((2, AugmentationBase2D), (3, AugmentationBase3D)):
@@ -141,9 +169,9 @@ def _pair(name: str, core_class: type, p_mode, p_default: float, summary: str, a
         doc = (f"Kornia {dim}-D version of :class:`morphaug.transforms.{name}` on {shape}: {summary}\n\n"
                f"    Args: ``p``, ``same_on_batch``, ``keepdim`` (Kornia) and the core's arguments\n"
                f"    (not ``keys``/``prob``/``generator``); see the module notes.\n")
-        attrs = {"core_class": core_class, "p_mode": p_mode, "p_default": p_default, "__doc__": doc,
-                 "__module__": __name__, "__qualname__": f"{name}{dim}D"}
-        classes.append(type(f"{name}{dim}D", (adapter, base), attrs))
+        namespace = {"core_class": core_class, "p_mode": p_mode, "p_default": p_default, "__doc__": doc,
+                     "__module__": __name__, "__qualname__": f"{name}{dim}D", **attrs}
+        classes.append(type(f"{name}{dim}D", (adapter, base), namespace))
     return classes
 
 
@@ -158,7 +186,8 @@ FillHoles2D, FillHoles3D = _pair(
 LabelBoundary2D, LabelBoundary3D = _pair(
     "LabelBoundary", _core.LabelBoundary, "core", 1.0, "each mask becomes its ``(B, K', ...)`` boundary maps.")
 DistanceMap2D, DistanceMap3D = _pair(
-    "DistanceMap", _core.DistanceMap, None, 1.0, "each mask becomes its ``(B, K', ...)`` float32 distance maps.")
+    "DistanceMap", _core.DistanceMap, None, 1.0, "each mask becomes its ``(B, K', ...)`` float32 distance maps.",
+    float_maps=True)
 
 
 class _MixAdapter(_Adapter):
