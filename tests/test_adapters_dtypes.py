@@ -50,14 +50,15 @@ def test_target_maps_equal_the_core_in_every_adapter(name, kwargs, dtype, device
     mask = make_mask(dtype, (20, 17), device)
     expected = getattr(core, name)("label", **kwargs)(mask)
     assert expected.dtype == (torch.float32 if name == "DistanceMap" else dtype)
+    monai_t, tv_t = getattr(monai_adapters, f"{name}d"), getattr(tv_adapters, name)
     outputs = {
         "kornia": kornia_maps(name, kwargs, mask),
         "kornia, then a flip": kornia_maps(name, kwargs, mask, after=[K.RandomHorizontalFlip(p=1.0)]).flip(-1),
-        "monai batched": getattr(monai_adapters, f"{name}d")("label", batched=True, **kwargs)({"label": mask})["label"],
-        "monai MetaTensor per sample": torch.stack([
-            getattr(monai_adapters, f"{name}d")("label", **kwargs)({"label": MetaTensor(m)})["label"] for m in mask]),
-        "torchvision Mask batch": getattr(tv_adapters, name)(**kwargs)(tv_tensors.Mask(mask)),
-        "torchvision Mask per sample": torch.stack([getattr(tv_adapters, name)(**kwargs)(tv_tensors.Mask(m)) for m in mask]),
+        "monai batched": monai_t("label", batched=True, **kwargs)({"label": mask})["label"],
+        "monai MetaTensor per sample": torch.stack([monai_t("label", **kwargs)({"label": MetaTensor(m)})["label"]
+                                                    for m in mask]),
+        "torchvision Mask batch": tv_t(**kwargs)(tv_tensors.Mask(mask)),
+        "torchvision Mask per sample": torch.stack([tv_t(**kwargs)(tv_tensors.Mask(m)) for m in mask]),
     }
     for where, out in outputs.items():
         assert out.dtype == expected.dtype and out.device == mask.device, where
