@@ -109,7 +109,7 @@ def test_targets_change_the_mask_channels():
     _, edges = K.AugmentationSequential(edge_t, data_keys=["input", "mask"])(image, mask)
     params = edge_t.core_params(edge_t._params)
     assert edges.shape == (3, 2, 16, 16) and torch.equal(edges, edge_t.core(mask, params=params))
-    with pytest.raises(ValueError, match="no probability"):
+    with pytest.raises(TypeError, match="'p'"):  # a deterministic map: no probability
         DistanceMap2D(p=0.5)
 
 

@@ -3,12 +3,18 @@
 Use them alone or in ``kornia.augmentation.AugmentationSequential(...,
 data_keys=["input", "mask"])``: masks are label maps (index ``(B, 1, ...)``
 or one-hot ``(B, K, ...)``; the container hands them over as float and
-restores their dtype), inputs are images ``(B, C, H, W)`` / ``(B, C, D, H, W)``.
+restores their dtype, but for distance maps: see Maps), inputs are images
+``(B, C, H, W)`` / ``(B, C, D, H, W)``.
 Each goes to the core under its data key, ``"input"`` (role ``"image"``) or
 ``"mask"`` (role ``"label"``): label transforms change masks only,
 ``RandGreyMorphology*`` and ``RandHistogramTransfer*`` inputs only,
 ``RandWassersteinMix*`` both.
 
+Arguments
+    the core transform's, ``prob`` spelt ``p`` (see ``p`` below), but
+    ``keys``, ``output_keys``, ``allow_missing_keys`` and ``generator``,
+    plus Kornia's ``same_on_batch`` and ``keepdim``: each class's signature
+    and ``help()`` list and document them all.
 Parameters
     ``generate_parameters(batch_shape)`` calls the core's ``make_params`` on
     a storage-free placeholder of the mask's (or image's) shape on Kornia's
@@ -19,9 +25,19 @@ Parameters
     ``aug(x, params=aug._params)`` replays, and the core parameters in
     ``aug._params`` (all but ``batch_prob``/``forward_input_shape``) replay
     the core: ``aug.core(x, params=...)``.
+Maps
+    ``AugmentationSequential`` hands masks to its children as float and
+    casts what comes out back to each mask's dtype, which is right for label
+    maps. ``DistanceMap*`` turns masks into float32 distance maps, which an
+    integer cast would truncate (and a uint8 one wrap): a container that
+    holds a ``DistanceMap*`` (at any depth) returns its masks in the dtype
+    its children give them, float32 maps, whatever the mask's dtype; Kornia's
+    cast is kept everywhere else. ``LabelBoundary*`` maps come back in the
+    mask's dtype, as the core gives them.
 ``p``
     Kornia's per-sample gate ``batch_prob``: the Rand* transforms pass it to
-    the core as its ``"apply"`` draw, ``FillHoles*`` is blended by Kornia.
+    the core as its ``"apply"`` draw, ``FillHoles*`` (whose core has no
+    ``prob``) is blended by Kornia.
     ``LabelBoundary*`` changes the channel count, which Kornia cannot blend,
     so its ``p`` is the core's ``prob`` (a skipped sample has zero maps) and
     Kornia's gate stays 1; ``DistanceMap*`` has no ``p``.
@@ -45,16 +61,19 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
 
 try:
-    from kornia.augmentation import AugmentationBase2D, AugmentationBase3D
+    from kornia.augmentation import AugmentationBase2D, AugmentationBase3D, AugmentationSequential
 except ImportError as error:  # pragma: no cover - exercised without Kornia
     raise ImportError("morphaug.adapters.kornia needs Kornia: pip install morphaug[kornia]") from error
 
 from .. import transforms as _core
+from ..transforms._base import check_probability
+from ._common import Adapted, check_flag
 
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",
                                          "FillHoles", "RandBoundaryJitter", "RandHistogramTransfer",
@@ -63,30 +82,36 @@ __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorpholo
 _KORNIA_PARAMS = ("batch_prob", "forward_input_shape")
 
 
-class _Adapter:
+class _Adapter(Adapted):
     """Mixin before AugmentationBase2D/3D: draws with the core's make_params, applies with the core."""
 
-    core_class: type = _core.BatchTransform
-    #: how ``p`` is used: "gate" (Kornia's gate is the core's "apply"), "blend" (Kornia blends),
-    #: "core" (the core's prob; Kornia's gate stays 1), None (no p).
-    p_mode: str | None = "gate"
-    p_default: float = 0.5
+    _dropped = frozenset({"keys", "output_keys", "allow_missing_keys", "generator", "label_keys"})
+    _renamed = {"prob": "p"}
+    #: True where ``p`` (the core's prob) is Kornia's per-sample gate, handed to the core as its "apply" draw
+    #: (Rand*); False where it stays the core's prob and Kornia's gate is 1 (LabelBoundary), where Kornia
+    #: blends (:class:`_Blended`) or where there is no ``p`` (DistanceMap).
+    gate: bool = True
+    #: True where the core turns masks into float maps (DistanceMap), which must not be cast back to the mask's dtype.
+    float_maps: bool = False
 
     #: The core's keys: Kornia's data keys, with their roles.
     _keys = {"input": "image", "mask": "label"}
 
-    def __init__(self, *args, p: float | None = None, same_on_batch: bool = False, keepdim: bool = False, **kwargs):
-        for name in ("keys", "output_keys", "allow_missing_keys", "prob", "generator"):
-            if name in kwargs:
-                raise TypeError(f"{type(self).__name__} takes no {name}= (see morphaug.adapters.kornia)")
-        p = self.p_default if p is None else p
-        if self.p_mode is None and p != 1.0:
-            raise ValueError(f"{type(self).__name__} has no probability (a deterministic map), got p={p!r}")
-        if self.p_mode in ("gate", "core"):
-            kwargs["prob"] = 1.0 if self.p_mode == "gate" else p
-        super().__init__(p=p if self.p_mode in ("gate", "blend") else 1.0, same_on_batch=same_on_batch,
-                         keepdim=keepdim)
-        self.core = self.core_class(self._keys, *args, allow_missing_keys=True, **kwargs)
+    def __init__(self, *, same_on_batch: bool = False, keepdim: bool = False, **core_args):
+        """The Kornia arguments (the others are the core's, ``prob`` spelt ``p``).
+
+        Args:
+            same_on_batch: draw the parameters of one sample and repeat them
+                for the whole batch.
+            keepdim: Kornia's ``keepdim``: the output keeps the input's shape.
+        """
+        p = core_args.pop("p", 1.0)  # Kornia's own p (see _Blended); the others' p is the core's prob
+        check_probability(core_args.get("prob", p), "p")
+        if self.gate:
+            p, core_args["prob"] = core_args["prob"], 1.0
+        super().__init__(p=p, same_on_batch=check_flag(same_on_batch, "same_on_batch"),
+                         keepdim=check_flag(keepdim, "keepdim"))
+        self.core = self.core_class(self._keys, allow_missing_keys=True, **core_args)
 
     def _channels(self, batch_shape) -> int:
         """The channel count of the data the core draws for: the image's or the mask's."""
@@ -104,7 +129,7 @@ class _Adapter:
         shape = (1 if self.same_on_batch else size, self._channels(batch_shape), *batch_shape[2:])
         placeholder = torch.empty((), device=self.device, dtype=torch.float32).expand(shape)
         params = self.core.make_params(placeholder)
-        if self.p_mode == "gate":
+        if self.gate:
             params.pop("apply", None)
         return {name: value.expand(size, *value.shape[1:]) for name, value in params.items()}
 
@@ -112,7 +137,7 @@ class _Adapter:
         """The core's draw within Kornia's ``params`` (with Kornia's gate as ``"apply"`` for Rand*)."""
         out = {name: value for name, value in params.items()
                if isinstance(value, torch.Tensor) and name not in _KORNIA_PARAMS}
-        if self.p_mode == "gate":
+        if self.gate:
             out["apply"] = self._gate(params)
         return out
 
@@ -133,45 +158,64 @@ class _Adapter:
         return f"{type(self).__name__}(p={self.p}, same_on_batch={self.same_on_batch}, core={self.core!r})"
 
 
-def _pair(name: str, core_class: type, p_mode, p_default: float, summary: str, adapter: type = _Adapter):
+def _keep_float_maps(postproc_mask):
+    """Kornia's cast of each output mask back to its input's dtype, but for the float maps of a ``float_maps`` child."""
+
+    @functools.wraps(postproc_mask)
+    def _postproc_mask(self, arg, like):
+        if any(isinstance(module, _Adapter) and module.float_maps for module in self.modules()):
+            return arg
+        return postproc_mask(self, arg, like)
+
+    return _postproc_mask
+
+
+AugmentationSequential._postproc_mask = _keep_float_maps(AugmentationSequential._postproc_mask)
+
+
+class _Blended(_Adapter):
+    """An ``_Adapter`` whose ``p`` is Kornia's own, for a core without ``prob``: Kornia blends (FillHoles)."""
+
+    gate = False
+
+    def __init__(self, *, p: float = 1.0, **kwargs):
+        """The Kornia probability of a transform that Kornia blends.
+
+        Args:
+            p: per-sample probability; a skipped sample keeps its mask (Kornia blends).
+        """
+        super().__init__(p=p, **kwargs)
+
+
+def _pair(name: str, core_class: type, summary: str, adapter: type = _Adapter, **attrs):
     """The 2-D and 3-D classes of one core transform."""
     classes = []
     for dim, base in ((2, AugmentationBase2D), (3, AugmentationBase3D)):
         shape = "(B, C, H, W)" if dim == 2 else "(B, C, D, H, W)"
         doc = (f"Kornia {dim}-D version of :class:`morphaug.transforms.{name}` on {shape}: {summary}\n\n"
-               f"    Args: ``p``, ``same_on_batch``, ``keepdim`` (Kornia) and the core's arguments\n"
-               f"    (not ``keys``/``prob``/``generator``); see the module notes.\n")
-        attrs = {"core_class": core_class, "p_mode": p_mode, "p_default": p_default, "__doc__": doc,
-                 "__module__": __name__, "__qualname__": f"{name}{dim}D"}
-        classes.append(type(f"{name}{dim}D", (adapter, base), attrs))
+               f"    See the module notes.\n")
+        namespace = {"core_class": core_class, "__doc__": doc, "__module__": __name__,
+                     "__qualname__": f"{name}{dim}D", **attrs}
+        classes.append(type(f"{name}{dim}D", (adapter, base), namespace))
     return classes
 
 
 RandLabelMorphology2D, RandLabelMorphology3D = _pair(
-    "RandLabelMorphology", _core.RandLabelMorphology, "gate", 0.5, "random per-class morphology of masks.")
+    "RandLabelMorphology", _core.RandLabelMorphology, "random per-class morphology of masks.")
 RandGreyMorphology2D, RandGreyMorphology3D = _pair(
-    "RandGreyMorphology", _core.RandGreyMorphology, "gate", 0.5, "random grey morphology of inputs.")
+    "RandGreyMorphology", _core.RandGreyMorphology, "random grey morphology of inputs.")
 RandBoundaryJitter2D, RandBoundaryJitter3D = _pair(
-    "RandBoundaryJitter", _core.RandBoundaryJitter, "gate", 0.5, "smooth random boundary moves of masks.")
+    "RandBoundaryJitter", _core.RandBoundaryJitter, "smooth random boundary moves of masks.")
 FillHoles2D, FillHoles3D = _pair(
-    "FillHoles", _core.FillHoles, "blend", 1.0, "fills the holes of each class of masks.")
+    "FillHoles", _core.FillHoles, "fills the holes of each class of masks.", adapter=_Blended)
 LabelBoundary2D, LabelBoundary3D = _pair(
-    "LabelBoundary", _core.LabelBoundary, "core", 1.0, "each mask becomes its ``(B, K', ...)`` boundary maps.")
+    "LabelBoundary", _core.LabelBoundary, "each mask becomes its ``(B, K', ...)`` boundary maps.", gate=False)
 DistanceMap2D, DistanceMap3D = _pair(
-    "DistanceMap", _core.DistanceMap, None, 1.0, "each mask becomes its ``(B, K', ...)`` float32 distance maps.")
-
-
-class _MixAdapter(_Adapter):
-    """An ``_Adapter`` whose arguments are keywords: a first positional one would be the core's ``label_keys``."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-
-
+    "DistanceMap", _core.DistanceMap, "each mask becomes its ``(B, K', ...)`` float32 distance maps.",
+    gate=False, float_maps=True)
 RandHistogramTransfer2D, RandHistogramTransfer3D = _pair(
-    "RandHistogramTransfer", _core.RandHistogramTransfer, "gate", 0.5,
+    "RandHistogramTransfer", _core.RandHistogramTransfer,
     "inputs' histograms moved toward another sample's (``same_on_batch``: all toward sample 0).")
 RandWassersteinMix2D, RandWassersteinMix3D = _pair(
-    "RandWassersteinMix", _core.RandWassersteinMix, "gate", 0.5,
-    "pairs of samples mixed, masks along Wasserstein geodesics (``same_on_batch``: all toward sample 0).",
-    adapter=_MixAdapter)
+    "RandWassersteinMix", _core.RandWassersteinMix,
+    "pairs of samples mixed, masks along Wasserstein geodesics (``same_on_batch``: all toward sample 0).")

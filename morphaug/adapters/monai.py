@@ -1,7 +1,9 @@
 """MONAI dictionary transforms ``<Name>d`` over :mod:`morphaug.transforms`.
 
-Each class takes ``keys``, ``allow_missing_keys`` and the core transform's
-arguments (``prob``, ``num_classes``, ...; see the core class) and calls the core.
+Each class takes the core transform's arguments (``keys``, ``prob``,
+``num_classes``, ``allow_missing_keys``, ...) but ``generator``, plus
+``batched`` (its signature and ``help()`` list and document them all), and
+calls the core.
 ``keys`` may map keys to roles (``{"image": "image", "label": "label"}``, see
 :class:`morphaug.transforms.BatchTransform`): keys of a role the transform
 does not change pass through untouched.
@@ -54,25 +56,31 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
     raise ImportError("morphaug.adapters.monai needs MONAI: pip install morphaug[monai]") from error
 
 from .. import transforms as _core
+from ._common import Adapted, check_flag
 
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
            "RandBoundaryJitterd", "RandHistogramTransferd", "RandWassersteinMixd"]
 
 
-class _Mapd(MapTransform):
-    """Calls ``core_class(keys, **kwargs)`` on the present keys of the roles it changes, per sample or batched."""
+class _Mapd(Adapted, MapTransform):
+    """Calls ``core_class(**core_args)`` on the present keys of the roles it changes, per sample or batched."""
 
-    core_class: type = _core.BatchTransform
     backend = [TransformBackends.TORCH]
+    _dropped = frozenset({"generator"})  # randomness comes from set_random_state
 
-    def __init__(self, keys, *args, allow_missing_keys: bool = False, batched: bool = False, **kwargs):
-        MapTransform.__init__(self, keys, allow_missing_keys)
-        if "generator" in kwargs:
-            raise TypeError(f"{type(self).__name__}: randomness comes from set_random_state(seed), not generator=")
-        self.batched = bool(batched)
-        core_keys = keys if isinstance(keys, Mapping) else self.keys  # {key: role}, or MONAI's keys
-        self.core = self.core_class(core_keys, *args, allow_missing_keys=allow_missing_keys, **kwargs)
-        self._core_args = (args, kwargs)
+    def __init__(self, *, batched: bool = False, **core_args):
+        """The MONAI arguments (the others are the core's).
+
+        Args:
+            batched: ``False``: each value is one sample ``(C, *spatial)``;
+                ``True``: a collated batch ``(B, C, *spatial)`` (see the module notes).
+        """
+        MapTransform.__init__(self, core_args["keys"], core_args["allow_missing_keys"])
+        self.batched = check_flag(batched, "batched")
+        if not isinstance(core_args["keys"], Mapping):
+            core_args["keys"] = self.keys  # MONAI's keys; a mapping gives each key its role
+        self._core_args = core_args
+        self.core = self.core_class(**core_args)
 
     @property
     def last_params(self):
@@ -103,8 +111,8 @@ class _Mapd(MapTransform):
 class _RandMapd(_Mapd, RandomizableTransform):
     """A random ``_Mapd``: one seed from ``self.R`` per call seeds a torch.Generator for the core."""
 
-    def __init__(self, keys, *args, **kwargs):
-        _Mapd.__init__(self, keys, *args, **kwargs)
+    def __init__(self, **kwargs):
+        _Mapd.__init__(self, **kwargs)
         RandomizableTransform.__init__(self, prob=self.core.prob)
         self._seed = None
 
@@ -196,12 +204,6 @@ class FillHolesd(_Mapd):
 class DistanceMapd(_Mapd):
     """MONAI version of :class:`morphaug.transforms.DistanceMap` (deterministic; see the module notes).
 
-    ``spacing_from_meta=True`` (Euclidean only) reads each key's voxel
-    spacing from its MetaTensor (``pixdim``, from the affine) and passes it
-    as the core's ``sampling``: distances are then physical (e.g. mm). All
-    samples of a batched key must share one spacing (resample first, e.g.
-    ``Spacingd``); a ``ValueError`` says so otherwise.
-
     Example:
         >>> import torch
         >>> from monai.data import MetaTensor
@@ -215,9 +217,19 @@ class DistanceMapd(_Mapd):
 
     core_class = _core.DistanceMap
 
-    def __init__(self, keys, *args, spacing_from_meta: bool = False, **kwargs):
-        super().__init__(keys, *args, **kwargs)
-        self.spacing_from_meta = bool(spacing_from_meta)
+    def __init__(self, *, spacing_from_meta: bool = False, **kwargs):
+        """The MONAI arguments of DistanceMapd.
+
+        Args:
+            spacing_from_meta: ``True`` (Euclidean only): read each key's
+                voxel spacing from its MetaTensor (``pixdim``, from the
+                affine) and pass it as the core's ``sampling``, so distances
+                are physical (e.g. mm). All samples of a batched key must
+                share one spacing (resample first, e.g. ``Spacingd``); a
+                ``ValueError`` says so otherwise.
+        """
+        super().__init__(**kwargs)
+        self.spacing_from_meta = check_flag(spacing_from_meta, "spacing_from_meta")
         if self.spacing_from_meta and (self.core.sampling is not None or self.core.metric != "euclidean"):
             raise ValueError("DistanceMapd: spacing_from_meta=True needs metric='euclidean' and no sampling=")
         self._cores: dict[tuple, _core.DistanceMap] = {}
@@ -230,8 +242,7 @@ class DistanceMapd(_Mapd):
             if key in batch and key in self.core.changed_keys:
                 spacing = self._spacing(key, batch[key])
                 if spacing not in self._cores:
-                    args, kwargs = self._core_args
-                    self._cores[spacing] = self.core_class(self.core.roles, *args, sampling=spacing, **kwargs)
+                    self._cores[spacing] = self.core_class(**{**self._core_args, "sampling": spacing})
                 out[out_key] = self._cores[spacing](batch[key])
         return out
 
@@ -251,11 +262,17 @@ class DistanceMapd(_Mapd):
 class _PairedMapd(_RandMapd):
     """A random transform that pairs the samples of a collated batch: ``batched=True`` only."""
 
-    def __init__(self, keys, *args, batched: bool = True, **kwargs):
-        if not batched:
+    def __init__(self, *, batched: bool = True, **kwargs):
+        """The MONAI arguments of the pairing transforms.
+
+        Args:
+            batched: must be ``True``: each value is a collated batch
+                ``(B, C, *spatial)`` whose samples are paired.
+        """
+        if not check_flag(batched, "batched"):
             raise ValueError(f"{type(self).__name__} pairs the samples of a collated batch and needs batched=True "
                              "(one sample would be paired with itself and never change)")
-        super().__init__(keys, *args, batched=True, **kwargs)
+        super().__init__(batched=True, **kwargs)
 
 
 class RandHistogramTransferd(_PairedMapd):
@@ -291,6 +308,6 @@ class RandWassersteinMixd(_PairedMapd):
 
     core_class = _core.RandWassersteinMix
 
-    def __init__(self, keys, label_keys=None, *args, **kwargs):
-        super().__init__(keys, label_keys, *args, **kwargs)
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
         self.keys = self.core.keys  # with label_keys

@@ -1,5 +1,10 @@
 """torchvision ``transforms.v2`` versions of :mod:`morphaug.transforms`.
 
+Arguments
+    the core transform's, ``prob`` spelt ``p``, but ``keys``,
+    ``output_keys`` and ``allow_missing_keys`` (inputs are found by type),
+    plus ``spatial_ndim`` (and ``output_key`` for the targets): each class's
+    signature and ``help()`` list and document them all.
 Types
     ``tv_tensors.Mask`` is a label map, ``tv_tensors.Image`` an image, and a
     pure tensor an image by v2's rule (only the first one, and only when the
@@ -59,30 +64,36 @@ except ImportError as error:  # pragma: no cover - exercised without torchvision
     raise ImportError("morphaug.adapters.torchvision needs torchvision: pip install morphaug[torchvision]") from error
 
 from .. import transforms as _core
+from ..transforms._base import check_probability
+from ._common import Adapted
 
 __all__ = ["RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
            "RandBoundaryJitter", "RandHistogramTransfer", "RandWassersteinMix"]
 
 
-class _Transform(v2.Transform):
+class _Transform(Adapted, v2.Transform):
     """Calls ``core_class`` on the Masks (key ``"mask"``, role label) and Images (key ``"image"``) of a v2 sample."""
 
-    core_class: type = _core.BatchTransform
     _transformed_types = (tv_tensors.Image, tv_tensors.Mask, is_pure_tensor)
     #: The core's keys: one per transformed type, with its role.
     _keys = {"image": "image", "mask": "label"}
+    _dropped = frozenset({"keys", "output_keys", "allow_missing_keys", "label_keys"})  # inputs are found by type
+    _renamed = {"prob": "p"}
 
-    def __init__(self, *args, spatial_ndim: int = 2, **kwargs):
+    def __init__(self, *, spatial_ndim: int = 2, **core_args):
+        """The torchvision arguments (the others are the core's).
+
+        Args:
+            spatial_ndim: 2 or 3, the number of spatial axes (see Shapes in
+                the module notes).
+        """
         super().__init__()
-        if "p" in kwargs:
-            kwargs["prob"] = kwargs.pop("p")
-        if {"keys", "output_keys", "allow_missing_keys"} & set(kwargs):
-            raise TypeError(f"{type(self).__name__} finds its inputs by type: it takes no keys= / output_keys= / "
-                            "allow_missing_keys=")
         if isinstance(spatial_ndim, bool) or spatial_ndim not in (2, 3):
             raise ValueError(f"spatial_ndim must be 2 or 3, got {spatial_ndim!r}")
         self.spatial_ndim = spatial_ndim
-        self.core = self.core_class(self._keys, *args, allow_missing_keys=True, **kwargs)
+        if "prob" in core_args:  # checked under the name the caller used
+            check_probability(core_args["prob"], "p")
+        self.core = self.core_class(self._keys, allow_missing_keys=True, **core_args)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, core={self.core!r}"
@@ -127,8 +138,15 @@ class _Transform(v2.Transform):
 class _TargetTransform(_Transform):
     """A transform whose output is a new target; ``output_key`` adds it to a dict sample."""
 
-    def __init__(self, *args, output_key=None, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, *, output_key=None, **kwargs):
+        """The torchvision arguments of the target transforms.
+
+        Args:
+            output_key: None: each Mask is replaced by its map; a key: the
+                sample must be one dict with one Mask, and the map is added
+                under that key (see New outputs in the module notes).
+        """
+        super().__init__(**kwargs)
         self.output_key = output_key
 
     def forward(self, *inputs: Any) -> Any:
@@ -267,7 +285,7 @@ class RandHistogramTransfer(_PairedTransform):
 class RandWassersteinMix(_PairedTransform):
     """v2 version of :class:`morphaug.transforms.RandWassersteinMix`: Images mixed, Masks along geodesics.
 
-    Arguments are keywords (``weight``, ``p``, ``reg``, ``num_classes``, ...); on a batch only.
+    On a batch only.
 
     Example:
         >>> import torch
@@ -282,6 +300,3 @@ class RandWassersteinMix(_PairedTransform):
     """
 
     core_class = _core.RandWassersteinMix
-
-    def __init__(self, **kwargs):  # keywords only: a first positional argument would be the core's label_keys
-        super().__init__(**kwargs)
