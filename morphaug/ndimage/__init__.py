@@ -17,6 +17,10 @@ Structuring elements
     decides. Tensors, NumPy arrays and nested lists are accepted. A CPU
     element is read on the host to skip its false positions; an element on
     an accelerator is never read back (no host sync).
+Dtypes
+    Inputs are bool, any integer dtype (``uint16``, ``uint32`` and
+    ``uint64`` included) or floating; binary ops and distance transforms
+    read nonzero as true.
 Outputs
     Binary ops return ``torch.bool``; grey ops the input dtype; CDT
     ``int32``; EDT/BF distances ``float32`` (``float64`` when a float64

@@ -42,7 +42,9 @@ NaN policy
 
 SciPy parity
     Identical results for bool, integer and floating inputs (float16 and
-    bfloat16 follow the float rules), including non-flat ``structure`` with
+    bfloat16 follow the float rules; ``uint16``, ``uint32`` and ``uint64``,
+    which torch computes little with, run losslessly on signed views of the
+    same bits, see ``morphaug.ndimage._unsigned``), including non-flat ``structure`` with
     SciPy's exact arithmetic: at the first position (C order) of each
     slice's element the structure is added in float64, elsewhere it is first
     cast to the input dtype (rounded for floats, truncated toward zero for
@@ -53,8 +55,10 @@ SciPy parity
       SciPy wraps around (or hits an undefined C cast), morphaug saturates to
       the dtype's range. A ``bool`` result is ``True`` where the value's
       integer part is non-zero, as in SciPy.
-    * ``int64`` values beyond 2**53: SciPy rounds them through float64,
-      morphaug is exact without ``structure`` (with one, both use float64).
+    * ``int64`` and ``uint64`` values beyond 2**53: SciPy rounds them through
+      float64, morphaug is exact without ``structure`` (with one, both use
+      float64). A non-flat ``structure`` with ``uint64`` input is a
+      ``TypeError``.
     * Unsorted ``axes``: SciPy maps an all-true footprint's dimensions to
       ``axes`` order (other footprints to increasing order), and with every
       axis listed takes ``origin`` in array order on the non-separable path;
@@ -98,6 +102,7 @@ from ._normalize import (
     validate_origin,
 )
 from ._shift import cast_cval
+from . import _unsigned
 from ._torch import grey as _torch_grey
 
 __all__ = [
@@ -238,9 +243,21 @@ def _reflected(filt: Filter) -> Filter:
 # --------------------------------------------------------------------------
 
 def _min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
-    """Minimum (erosion) or maximum (dilation, given the reflected filter), by the op's table."""
+    """Minimum (erosion) or maximum (dilation, given the reflected filter), by the op's table;
+    wide unsigned inputs on their order-preserving signed image (``_unsigned``)."""
     if input.numel() == 0:
         return input.clone()
+    if input.dtype in _unsigned.SIGNED and filt.structure is None:  # flat: exact on the ordered image
+        cval = None if filt.cval is None else _unsigned.ordered_value(filt.cval, input.dtype)
+        result = _min_or_max(_unsigned.ordered(input), dataclasses.replace(filt, cval=cval), minimum)
+        return _unsigned.from_ordered(result, input.dtype)
+    if input.dtype in _unsigned.SIGNED:  # non-flat: SciPy's sums of the values, in a wider dtype
+        wider = _unsigned.WIDER.get(input.dtype)
+        if wider is None:
+            raise TypeError("structure: a non-flat element does not take uint64 input (SciPy rounds its "
+                            "values through float64); convert the input to int64 or float64")
+        result = _min_or_max(input.to(wider), filt, minimum)
+        return result.clamp_(0, torch.iinfo(input.dtype).max).to(input.dtype)  # saturated, as documented
     return _TABLES[minimum](input, input, filt, minimum)
 
 
@@ -323,7 +340,7 @@ def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
 def _check_arithmetic(input: torch.Tensor, out_dtype: torch.dtype, name: str, *,
                       xor_bool: bool) -> None:
     """Raise where NumPy would: boolean subtract, or an unsafe cast into ``output``."""
-    work = torch.promote_types(input.dtype, out_dtype)
+    work = _unsigned.result_dtype(input.dtype, out_dtype)
     if work == torch.bool and not xor_bool:
         raise TypeError(
             f"{name} does not support boolean input (NumPy's boolean subtract, as "
@@ -337,9 +354,11 @@ def _check_arithmetic(input: torch.Tensor, out_dtype: torch.dtype, name: str, *,
 
 
 def _ufunc(op, a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """NumPy's ``op(a, b, out=<array of dtype>)``: the promoted dtype, stored as ``dtype``."""
-    work = torch.promote_types(a.dtype, b.dtype)
-    return op(a.to(work), b.to(work)).to(dtype)
+    """NumPy's ``op(a, b, out=<array of dtype>)``: NumPy's result dtype (wide unsigned: on the
+    signed view, which wraps alike), stored as ``dtype``."""
+    work = _unsigned.result_dtype(a.dtype, b.dtype)
+    result = op(_unsigned.wrapping(a.to(work)), _unsigned.wrapping(b.to(work)))
+    return result.view(work).to(dtype)
 
 
 # --------------------------------------------------------------------------

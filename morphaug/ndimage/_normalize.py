@@ -46,6 +46,9 @@ __all__ = [
 _SUPPORTED_DTYPES = (
     torch.bool,
     torch.uint8,
+    torch.uint16,
+    torch.uint32,
+    torch.uint64,
     torch.int8,
     torch.int16,
     torch.int32,

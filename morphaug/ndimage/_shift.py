@@ -9,9 +9,12 @@ offset at a time, so peak extra memory is O(input) whatever the element size
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterator, Sequence
 
 import torch
+
+from .._checks import is_int
 
 __all__ = ["border_indices", "pad", "shifted", "element_offsets", "cast_cval"]
 
@@ -53,9 +56,12 @@ def cast_cval(cval, dtype: torch.dtype):
         raise TypeError(f"cval must be a real scalar, got {cval!r}") from None
     if dtype.is_floating_point:  # rounded (to +-inf if need be) like any value of dtype
         return torch.tensor(value, dtype=torch.float64).to(dtype).item()
-    if value != value or abs(value) == float("inf"):
+    if is_int(cval):  # exact, however large (a float holds 53 bits)
+        value = operator.index(cval)
+    elif value != value or abs(value) == float("inf"):
         raise ValueError(f"cval={cval!r} is not representable in the input dtype {dtype}")
-    value = int(value)  # SciPy truncates toward zero
+    else:
+        value = int(value)  # SciPy truncates toward zero
     if dtype == torch.bool:
         return value != 0
     info = torch.iinfo(dtype)
