@@ -358,7 +358,7 @@ def _ufunc(op, a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Te
     signed view, which wraps alike), stored as ``dtype``."""
     work = _unsigned.result_dtype(a.dtype, b.dtype)
     result = op(_unsigned.wrapping(a.to(work)), _unsigned.wrapping(b.to(work)))
-    return result.view(work).to(dtype)
+    return _unsigned.from_wrapping(result, work).to(dtype)
 
 
 # --------------------------------------------------------------------------

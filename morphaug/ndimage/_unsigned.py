@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["SIGNED", "WIDER", "ordered", "from_ordered", "ordered_value", "wrapping", "result_dtype"]
+__all__ = ["SIGNED", "WIDER", "ordered", "from_ordered", "ordered_value", "wrapping", "from_wrapping", "result_dtype"]
 
 #: Each wide unsigned dtype and the signed dtype of its size.
 SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
@@ -52,6 +52,11 @@ def ordered_value(value: int, dtype: torch.dtype) -> int:
 def wrapping(x: torch.Tensor) -> torch.Tensor:
     """``x`` as a signed view where it is wide unsigned (the same arithmetic mod ``2**N``)."""
     return x.view(SIGNED[x.dtype]) if x.dtype in SIGNED else x
+
+
+def from_wrapping(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The inverse of :func:`wrapping`: ``x`` read as ``dtype`` where that is wide unsigned."""
+    return x.view(dtype) if dtype in SIGNED else x
 
 
 def _numpy(dtype: torch.dtype) -> np.dtype:
