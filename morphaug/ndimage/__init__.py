@@ -28,6 +28,11 @@ Outputs
     ``output=`` (a tensor of the input's shape and device, or a dtype),
     ``distances=`` and ``indices=`` behave as in SciPy. Inputs are never
     modified.
+Gradients
+    Grey ops are differentiable on every backend, with ``max_pool``'s
+    subgradient (each output's gradient goes to the input voxel that
+    attains it). Binary ops, distance transforms and their outputs are not:
+    they never require grad.
 Border modes
     ``reflect`` (``dcba|abcd|dcba``), ``mirror`` (``dcb|abcd|cba``),
     ``nearest``, ``wrap`` and ``constant`` (``cval`` cast to the input

@@ -27,6 +27,13 @@ the device. Such a footprint takes the general path even when it is all true
 (same result), accepts a per-axis ``mode`` sequence, and a sample whose
 footprint is all false gets the identity (SciPy refuses an all-false one).
 
+Gradients
+    On every backend and element kind, :func:`_min_or_max` of an input that
+    requires grad is a ``torch.autograd.Function`` whose backward is
+    ``max_pool``'s subgradient (``_torch.grey.extremum_gradient``): each
+    output's gradient goes to one input voxel that attains it. The compound
+    ops differentiate through it and their arithmetic.
+
 Axes
     ``size``, ``origin`` and ``mode`` sequences follow ``axes`` (entry ``i``
     for axis ``axes[i]``); the dimensions of ``footprint`` / ``structure``
@@ -258,7 +265,26 @@ def _min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tenso
                             "values through float64); convert the input to int64 or float64")
         result = _min_or_max(input.to(wider), filt, minimum)
         return result.clamp_(0, torch.iinfo(input.dtype).max).to(input.dtype)  # saturated, as documented
+    if input.requires_grad and torch.is_grad_enabled():
+        return _Extremum.apply(input, filt, minimum)
     return _TABLES[minimum](input, input, filt, minimum)
+
+
+class _Extremum(torch.autograd.Function):
+    """A min/max filter by the op's table, differentiated as ``max_pool`` is: each output's
+    gradient goes to the input voxel that attains it (``_torch.grey.extremum_gradient``)."""
+
+    @staticmethod
+    def forward(ctx, input, filt, minimum):
+        result = _TABLES[minimum](input, input, filt, minimum)
+        ctx.save_for_backward(input, result)
+        ctx.filt, ctx.minimum = filt, minimum
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, result = ctx.saved_tensors
+        return _torch_grey.extremum_gradient(input, result, grad, ctx.filt, ctx.minimum), None, None
 
 
 def _table(op: str) -> _ops.Table:

@@ -16,7 +16,7 @@ import torch
 
 from .._checks import is_int
 
-__all__ = ["border_indices", "pad", "shifted", "element_offsets", "cast_cval"]
+__all__ = ["border_indices", "pad", "unpad", "shifted", "element_offsets", "cast_cval"]
 
 
 def border_indices(n: int, before: int, after: int, mode: str,
@@ -96,6 +96,23 @@ def pad(x: torch.Tensor, axes: Sequence[int], pads: Sequence[tuple[int, int]],
         else:  # borders wider than the axis: fold indices
             x = x.index_select(dim, border_indices(n, before, after, mode, x.device))
     return x
+
+
+def unpad(grad: torch.Tensor, axes: Sequence[int], pads: Sequence[tuple[int, int]],
+          modes: Sequence[str], shape: Sequence[int]) -> torch.Tensor:
+    """The adjoint of :func:`pad` into an input of ``shape``: each padded position's ``grad``
+    added to the voxel it copies (constant borders copy none)."""
+    for axis, (before, after), mode in zip(axes, pads, modes):
+        if before == 0 and after == 0:
+            continue
+        dim, n = axis + 2, shape[axis + 2]
+        if mode == "constant":
+            grad = grad.narrow(dim, before, n)
+        else:
+            size = list(grad.shape)
+            size[dim] = n
+            grad = grad.new_zeros(size).index_add_(dim, border_indices(n, before, after, mode, grad.device), grad)
+    return grad
 
 
 def _border_block(x: torch.Tensor, dim: int, width: int, mode: str, head: bool) -> torch.Tensor:

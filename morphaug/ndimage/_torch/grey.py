@@ -23,19 +23,24 @@ kernels. Algorithms and cost:
   its box, masked on the device.
 * ``structure``: SciPy's arithmetic (see :func:`_candidate`); integer
   inputs accumulate in float64 and saturate to the dtype's range at the end.
+
+:func:`extremum_gradient` is every backend's backward: ``max_pool``'s
+subgradient, one pass over the element's positions (a separable filter: over
+each axis's window).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import torch
 
 from .._elements import Filter
-from .._shift import pad, shifted
+from .._shift import pad, shifted, unpad
 
-__all__ = ["min_or_max"]
+__all__ = ["min_or_max", "extremum_gradient"]
 
 
 def min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
@@ -186,28 +191,87 @@ def _row_segments_torch(input: torch.Tensor, filt: Filter, padded: torch.Tensor,
     return result
 
 
+def _pads(filt: Filter) -> list[tuple[int, int]]:
+    """The border ``(before, after)`` per filtered axis that ``filt``'s element reads."""
+    return [(k // 2 + o, k - 1 - k // 2 - o) for k, o in zip(filt.shape, filt.origins)]
+
+
+def _padded(input: torch.Tensor, filt: Filter) -> torch.Tensor:
+    """``input`` padded by ``filt``'s element with its border rule, once for every position."""
+    return pad(input, filt.axes, _pads(filt), filt.modes, filt.cval)
+
+
+def _candidates(padded: torch.Tensor, filt: Filter, minimum: bool, shape):
+    """Yield ``(position, value, keep)`` per element position: the candidates of the output
+    voxels of ``shape`` there (``padded`` shifted, with SciPy's structure arithmetic), and the
+    broadcastable mask of the samples that use the position (``None``: all of them)."""
+    rank = len(shape) - 2
+    for position, keep, first in _visits(filt):
+        value = shifted(padded, filt.axes, position, shape)
+        if filt.structure is not None:
+            weight = _spread(filt.structure[(..., *position)], rank)
+            if not isinstance(first, bool):
+                first = _spread(first, rank)
+            value = _candidate(value, weight, first, minimum)
+        yield position, value, None if keep is None else _spread(keep, rank)
+
+
 def _shifted_torch(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
     op = torch.minimum if minimum else torch.maximum
-    rank = input.ndim - 2
-    pads = [(k // 2 + o, k - 1 - k // 2 - o) for k, o in zip(filt.shape, filt.origins)]
-    padded = pad(input, filt.axes, pads, filt.modes, filt.cval)
+    padded = _padded(input, filt)
     if filt.structure is None and filt.shared_host:
         return _row_segments_torch(input, filt, padded, minimum)
     exact_dtype = filt.structure is None or input.dtype.is_floating_point
     dtype = input.dtype if exact_dtype else torch.float64
     identity = _identity(dtype, minimum)
     result = torch.full(input.shape, identity, dtype=dtype, device=input.device)
-    for position, keep, first in _visits(filt):
-        value = shifted(padded, filt.axes, position, input.shape)
-        if filt.structure is not None:
-            weight = _spread(filt.structure[(..., *position)], rank)
-            if not isinstance(first, bool):
-                first = _spread(first, rank)
-            value = _candidate(value, weight, first, minimum)
+    for _, value, keep in _candidates(padded, filt, minimum, input.shape):
         if keep is not None:
-            value = torch.where(_spread(keep, rank), value, identity)
+            value = torch.where(keep, value, identity)
         op(result, value, out=result)
     return result if exact_dtype else _from_float64(result, input.dtype)
+
+
+# --------------------------------------------------------------------------
+# Gradients
+# --------------------------------------------------------------------------
+
+def extremum_gradient(input: torch.Tensor, result: torch.Tensor, grad: torch.Tensor, filt: Filter,
+                      minimum: bool) -> torch.Tensor:
+    """The gradient of ``result = min_or_max(input, filt, minimum)`` for ``grad`` (of ``result``).
+
+    ``max_pool``'s subgradient: each output voxel's gradient goes to one input
+    voxel that attains it, the first element position (C order) that does; a
+    separable filter routes through its 1-D passes, last first. A border voxel
+    passes its gradient to the voxel it copies; a constant border takes none.
+    Any backend's ``result`` will do: the extrema are exact.
+    """
+    if not filt.separable:
+        return _routed(input, result, grad, filt, minimum)
+    passes = [dataclasses.replace(filt, axes=(axis,), shape=(width,), origins=(origin,), modes=(mode,))
+              for axis, width, origin, mode in zip(filt.axes, filt.shape, filt.origins, filt.modes)
+              if width > 1]  # SciPy skips width-1 axes
+    values = [input]
+    for one_axis in passes[:-1]:
+        values.append(_separable_torch(values[-1], one_axis, minimum))
+    for one_axis, value, out in reversed(list(zip(passes, values, values[1:] + [result]))):
+        grad = _routed(value, out, grad, dataclasses.replace(one_axis, separable=False), minimum)
+    return grad
+
+
+def _routed(input: torch.Tensor, result: torch.Tensor, grad: torch.Tensor, filt: Filter,
+            minimum: bool) -> torch.Tensor:
+    """:func:`extremum_gradient` through the element positions of ``filt`` (not separable)."""
+    padded = _padded(input.detach(), filt)
+    routed = torch.zeros(padded.shape, dtype=grad.dtype, device=grad.device)
+    taken = torch.zeros(result.shape, dtype=torch.bool, device=result.device)
+    for position, value, keep in _candidates(padded, filt, minimum, input.shape):
+        hit = (value == result) & ~taken
+        if keep is not None:
+            hit &= keep
+        taken |= hit
+        shifted(routed, filt.axes, position, input.shape).add_(torch.where(hit, grad, 0))
+    return unpad(routed, filt.axes, _pads(filt), filt.modes, input.shape)
 
 
 def _from_float64(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
