@@ -583,3 +583,28 @@ def test_cuda_footprint_matches_host_footprint():
         on_device = getattr(ndimage, name)(x, footprint=torch.from_numpy(footprint).cuda())
         on_host = getattr(ndimage, name)(x, footprint=footprint)
         torch.testing.assert_close(on_device, on_host, rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------- windows wider than the image
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "wrap", "nearest", "constant"])
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_windows_wider_than_the_axis_match_scipy(n, mode):
+    """Every width up to 4 n + 5 and every origin: the window is clamped to one that reads the
+    same values (``_grey._clamped_window``), exactly."""
+    a = np.random.default_rng(n).random((3, n))
+    x = torch.from_numpy(a)[None, None]
+    for width in range(1, 4 * n + 6):
+        for origin in range(-(width // 2), (width - 1) // 2 + 1):
+            kw = dict(size=(1, width), origin=(0, origin), mode=mode, cval=-1.0)
+            np.testing.assert_array_equal(ndimage.grey_erosion(x, **kw)[0, 0].numpy(), ndi.grey_erosion(a, **kw))
+            np.testing.assert_array_equal(ndimage.grey_dilation(x, **kw)[0, 0].numpy(), ndi.grey_dilation(a, **kw))
+
+
+def test_an_absurd_size_costs_nothing():
+    """size=2**40 reads every voxel of the (reflected) image: the global minimum, at once,
+    where a window of that width would never end."""
+    x = torch.rand(2, 1, 16, 17, 18, generator=torch.Generator().manual_seed(0))
+    out = ndimage.grey_erosion(x, size=2**40)
+    torch.testing.assert_close(out, x.amin((2, 3, 4), keepdim=True).expand_as(x), rtol=0, atol=0)
+    out = ndimage.grey_opening(x, size=(2**62, 3, 2**70), mode="nearest")
+    torch.testing.assert_close(out, ndimage.grey_opening(x, size=(33, 3, 37), mode="nearest"), rtol=0, atol=0)

@@ -71,7 +71,10 @@ SciPy parity
       axis listed takes ``origin`` in array order on the non-separable path;
       morphaug applies the rule above in every case.
     * A ``size`` below 1 is a ``ValueError`` (SciPy silently skips the axis);
-      ``size`` must be an int or a sequence of ints.
+      ``size`` must be an int or a sequence of ints. A box wider than its
+      axis needs is computed as the narrowest box that reads the same values
+      (at most ``2 n + 1``), so ``size=2**40`` costs no more than the whole
+      axis (SciPy runs out of memory).
     * A ``cval`` that an integer input dtype cannot hold is a ``ValueError``
       when a constant mode is used; a float16/bfloat16 ``cval`` out of range
       rounds to infinity.
@@ -212,7 +215,9 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
         modes = in_order(normalize_modes(mode, n))
         validate_origin([o for o, k in zip(origins, shape) if k > 1],  # SciPy skips k == 1
                         [k for k in shape if k > 1])
-        return Filter(in_order(axes), tuple(shape), origins, modes,
+        lengths = [input.shape[2 + axis] for axis in in_order(axes)]
+        shape, origins = zip(*map(_clamped_window, shape, origins, lengths, modes)) if n else ((), ())
+        return Filter(in_order(axes), tuple(shape), tuple(origins), modes,
                        _normalize_cval(cval, input.dtype, modes), separable=True)
 
     shape = tuple((structure if footprint is None else footprint).shape[2:])
@@ -230,6 +235,26 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
                    _normalize_cval(cval, input.dtype, modes), separable=False,
                    footprint=footprint, structure=structure, host=host,
                    structure_host=structure_host)
+
+
+def _clamped_window(width: int, origin: int, length: int, mode: str) -> tuple[int, int]:
+    """A box window of ``width`` at ``origin`` on an axis of ``length``, as a window no wider
+    than ``2 * length + 1`` that reads the same values, so that a huge ``size`` costs nothing.
+
+    With a periodic border (reflect: period ``2 n``, mirror: ``2 n - 2``, wrap:
+    ``n``) a window of a period or more reads the whole line, as one period
+    does; with ``nearest`` or ``constant``, a window reaching more than ``n``
+    voxels past an end reads nothing more there.
+    """
+    if width <= 1 or length == 0:
+        return width, origin
+    if mode in ("reflect", "mirror", "wrap"):
+        period = {"reflect": 2 * length, "mirror": max(2 * length - 2, 1), "wrap": length}[mode]
+        return (period, 0) if width >= period else (width, origin)
+    before = width // 2 + origin
+    before, after = min(before, length), min(width - 1 - before, length)
+    width = before + after + 1
+    return width, before - width // 2
 
 
 def _reflected(filt: Filter) -> Filter:
