@@ -131,9 +131,10 @@ def _join(value, tensors):
     return value
 
 
-@torch._dynamo.assume_constant_result
 def _literal(arguments: dict) -> str:
-    """``repr(arguments)``, computed once while tracing: a constant of the graph."""
+    """``repr(arguments)``: Dynamo folds it while tracing (the arguments are constants), so it is
+    a constant of the graph. (Marking it ``assume_constant_result`` would import Dynamo with
+    morphaug, seconds.)"""
     return repr(arguments)
 
 
