@@ -1,0 +1,228 @@
+"""Tests of morphaug.transforms on the inputs a pipeline hands them: label sets read from the data,
+empty batches and degenerate shapes, bool images, and replayed params.
+
+References: a transform that infers its classes must give what it gives with those classes passed
+as ``classes=`` (and draw the same numbers); grey morphology of bool images is SciPy's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from morphaug import _sync, transforms
+from morphaug.transforms import (
+    DistanceMap,
+    FillHoles,
+    LabelBoundary,
+    RandBoundaryJitter,
+    RandGreyMorphology,
+    RandHistogramTransfer,
+    RandLabelMorphology,
+    RandWassersteinMix,
+)
+
+SHAPE = (16, 15)
+
+# The OT transforms run thousands of tiny ops: one intra-op thread (see conftest).
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def gapped_labels(batch=3, shape=SHAPE, seed=0) -> torch.Tensor:
+    """int64 index labels of values -1 (no class), 0, 2 and 5: classes with gaps; sample 1 lacks class 5."""
+    rng = np.random.default_rng(seed)
+    grid = np.indices(shape)
+    out = np.zeros((batch, 1, *shape), np.int64)
+    for b in range(batch):
+        for value in (2, 5):
+            if b == 1 and value == 5:
+                continue
+            for _ in range(2):
+                centre = rng.uniform(0, shape).reshape(-1, *([1] * len(shape)))
+                out[b, 0][((grid - centre) ** 2).sum(0) <= rng.uniform(2, 5) ** 2] = value
+        out[b, 0, :2, :3] = -1
+        out[b, 0, 7, 7] = 0  # a hole, for FillHoles
+    return torch.from_numpy(out)
+
+
+def image(batch=3, shape=SHAPE, seed=0) -> torch.Tensor:
+    return torch.rand((batch, 1, *shape), generator=torch.Generator().manual_seed(seed))
+
+
+def seeded(seed=0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+# --------------------------------------------------------------------------- inferred classes
+#: name -> (factory(keys, **kwargs), the classes inference must find in gapped_labels, as classes=)
+INFERRED = {
+    "RandLabelMorphology": (lambda keys, **kw: RandLabelMorphology(keys, radius=(1, 2), prob=1.0, **kw), (2, 5)),
+    "RandBoundaryJitter": (lambda keys, **kw: RandBoundaryJitter(keys, magnitude=(1.0, 3.0), smoothness=2.0,
+                                                                 prob=1.0, **kw), (2, 5)),
+    "FillHoles": (lambda keys, generator=None, **kw: FillHoles(keys, **kw), (2, 5)),
+    "DistanceMap": (lambda keys, generator=None, **kw: DistanceMap(keys, signed=True, **kw), (0, 2, 5)),
+    "LabelBoundary": (lambda keys, **kw: LabelBoundary(keys, thickness=(1, 2), side="both", prob=0.7, **kw),
+                      (0, 2, 5)),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int16, torch.float32])
+@pytest.mark.parametrize("name", list(INFERRED))
+def test_inferred_classes_match_explicit_classes(name, dtype):
+    factory, classes = INFERRED[name]
+    labels = gapped_labels().to(dtype)
+    inferred = factory("label", generator=seeded())
+    out = inferred(labels)
+    explicit = factory("label", generator=seeded(), classes=classes)
+    expected = explicit(labels)
+    assert out.dtype == expected.dtype and torch.equal(out, expected)
+    assert inferred.last_params.keys() == explicit.last_params.keys()
+    for key, value in inferred.last_params.items():
+        assert torch.equal(value, explicit.last_params[key]), key
+
+
+def test_inferred_classes_of_the_ot_mix_match_num_classes():
+    labels = gapped_labels(batch=2)
+    data = {"image": image(batch=2), "label": labels}
+    out = RandWassersteinMix("image", "label", prob=1.0, weight=0.5, generator=seeded())(data)
+    expected = RandWassersteinMix("image", "label", prob=1.0, weight=0.5, num_classes=6, generator=seeded())(data)
+    assert torch.equal(out["label"], expected["label"])  # absent classes 1, 3, 4 claim nothing
+
+
+def test_values_that_are_no_class_are_kept():
+    labels = gapped_labels().float()
+    labels[0, 0, 12, 0] = 0.5  # not integral: no class
+    no_class = (labels < 0) | (labels == 0.5)
+    for transform in (RandLabelMorphology("label", ops="erosion", radius=2, prob=1.0), FillHoles("label"),
+                      RandBoundaryJitter("label", magnitude=3.0, prob=1.0, generator=seeded())):
+        out = transform(labels)
+        assert torch.equal(out[no_class], labels[no_class]), type(transform).__name__
+        assert set(out.unique().tolist()) <= {-1.0, 0.0, 0.5, 2.0, 5.0}
+
+
+def test_background_only_labels_have_no_class_to_change():
+    labels = torch.zeros(2, 1, 9, 8, dtype=torch.int64)
+    labels[0, 0, 0, 0] = -3
+    for transform in (RandLabelMorphology("label", prob=1.0), FillHoles("label"),
+                      RandBoundaryJitter("label", magnitude=3.0, prob=1.0)):
+        assert torch.equal(transform(labels), labels)
+    sdf = DistanceMap("label")(labels)
+    assert sdf.shape == (2, 1, 9, 8)  # background only
+
+
+def test_inference_refuses_values_it_cannot_count():
+    labels = gapped_labels()
+    labels[0, 0, 0, 0] = 5000
+    with pytest.raises(ValueError, match=r"FillHoles: .*>= 4096.*classes="):
+        FillHoles("label")(labels)
+    FillHoles("label", classes=(2, 5))(labels)  # given classes: nothing is read
+
+
+def counting_reads(monkeypatch) -> list:
+    reads = []
+    real = _sync.host_read
+
+    def host_read(tensor, why):
+        reads.append(why)
+        return real(tensor, why)
+
+    monkeypatch.setattr(_sync, "host_read", host_read)
+    return reads
+
+
+@pytest.mark.parametrize("name", ["RandLabelMorphology", "RandBoundaryJitter"])
+def test_one_read_per_call_whatever_the_keys(name, monkeypatch):
+    factory, _ = INFERRED[name]
+    labels = gapped_labels()
+    data = {"a": labels, "b": labels.flip(-1)}
+    reads = counting_reads(monkeypatch)
+    transform = factory(("a", "b"), generator=seeded())
+    out = transform(data)
+    assert reads == ["label classes"]
+    again = transform(data, params=transform.last_params)  # the draw holds its classes
+    assert reads == ["label classes"] and torch.equal(again["a"], out["a"]) and torch.equal(again["b"], out["b"])
+    factory(("a", "b"), generator=seeded(), num_classes=6)(data)
+    assert reads == ["label classes"]
+
+
+@pytest.mark.parametrize("name", ["FillHoles", "DistanceMap", "LabelBoundary"])
+def test_given_classes_read_nothing(name, monkeypatch):
+    factory, classes = INFERRED[name]
+    reads = counting_reads(monkeypatch)
+    factory("label", generator=seeded())(gapped_labels())
+    assert reads == ["label classes"]
+    factory("label", generator=seeded(), classes=classes)(gapped_labels())
+    factory("label", generator=seeded(), num_classes=6)(gapped_labels())
+    assert reads == ["label classes"]
+
+
+# --------------------------------------------------------------------------- empty inputs
+def concrete_transforms() -> list[str]:
+    return [name for name in transforms.__all__ if name != "BatchTransform"]
+
+
+#: name -> a transform that changes every sample it can (prob 1) and the role of its input
+EMPTY_CASES = {
+    "RandLabelMorphology": (lambda **kw: RandLabelMorphology("x", prob=1.0, **kw), "label"),
+    "RandGreyMorphology": (lambda **kw: RandGreyMorphology("x", prob=1.0), "image"),
+    "DistanceMap": (lambda **kw: DistanceMap("x", signed=True, **kw), "label"),
+    "LabelBoundary": (lambda **kw: LabelBoundary("x", **kw), "label"),
+    "FillHoles": (lambda **kw: FillHoles("x", **kw), "label"),
+    "RandBoundaryJitter": (lambda **kw: RandBoundaryJitter("x", prob=1.0, **kw), "label"),
+    "RandHistogramTransfer": (lambda **kw: RandHistogramTransfer("x", prob=1.0), "image"),
+    "RandWassersteinMix": (lambda **kw: RandWassersteinMix({"x": "label", "i": "image"}, prob=1.0, **kw), "label"),
+}
+EMPTY_SHAPES = [(0, 1, 8, 8), (2, 1, 0, 8), (2, 1, 8, 0), (0, 1, 0, 8), (1, 1, 4, 0, 5), (2, 0, 8, 8),
+                (0, 0, 8, 8), (1, 0, 0, 3, 4)]
+
+
+def test_empty_cases_cover_every_transform():
+    assert set(EMPTY_CASES) == set(concrete_transforms())
+
+
+@pytest.mark.parametrize("num_classes", [None, 3])
+@pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
+@pytest.mark.parametrize("name", list(EMPTY_CASES))
+def test_empty_batches_and_degenerate_shapes(name, shape, num_classes):
+    factory, role = EMPTY_CASES[name]
+    channels = shape[1]
+    if role == "image":
+        if num_classes is not None:
+            pytest.skip("an image transform has no classes")
+        x = torch.rand(shape)
+    elif channels == 1:
+        x = torch.zeros(shape, dtype=torch.int64)
+    else:  # no channel: one-hot labels of no class
+        if num_classes is not None:
+            pytest.skip("one-hot labels have as many classes as channels")
+        x = torch.zeros(shape, dtype=torch.uint8)
+    kwargs = {} if num_classes is None else {"num_classes": num_classes}
+    transform = factory(**kwargs)
+    data = {"x": x, "i": torch.rand(shape[0], 1, *shape[2:])}
+    out = transform(data)["x"]
+    batch, spatial = shape[0], shape[2:]
+    if name == "DistanceMap":
+        expected = (torch.float32, (batch, classes_of(x, num_classes, background=True), *spatial))
+    elif name == "LabelBoundary":
+        expected = (x.dtype, (batch, classes_of(x, num_classes, background=True), *spatial))
+    else:
+        expected = (x.dtype, tuple(shape))
+    assert type(out) is torch.Tensor and (out.dtype, tuple(out.shape)) == expected
+    for key, value in transform.last_params.items():
+        assert value.shape[0] == batch, key
+
+
+def classes_of(x: torch.Tensor, num_classes, background: bool) -> int:
+    """How many classes a transform works on, for empty or all-background labels ``x``."""
+    if x.shape[1] != 1:
+        return x.shape[1] - (0 if background or x.shape[1] == 0 else 1)
+    if num_classes is not None:
+        return num_classes - (0 if background else 1)
+    return 1 if background else 0  # inferred: background only
+
+
+def test_empty_batch_of_a_subclass_keeps_its_type():
+    tv_tensors = pytest.importorskip("torchvision.tv_tensors")
+    out = RandGreyMorphology("x", prob=1.0)(tv_tensors.Image(torch.rand(0, 1, 8, 8)))
+    assert type(out) is tv_tensors.Image and out.shape == (0, 1, 8, 8)
