@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.ndimage as ndi
 import torch
 
 from morphaug import _sync, transforms
@@ -226,3 +227,55 @@ def test_empty_batch_of_a_subclass_keeps_its_type():
     tv_tensors = pytest.importorskip("torchvision.tv_tensors")
     out = RandGreyMorphology("x", prob=1.0)(tv_tensors.Image(torch.rand(0, 1, 8, 8)))
     assert type(out) is tv_tensors.Image and out.shape == (0, 1, 8, 8)
+
+
+# --------------------------------------------------------------------------- bool images
+BOOL_OPS = {"erosion": ndi.grey_erosion, "dilation": ndi.grey_dilation, "opening": ndi.grey_opening,
+            "closing": ndi.grey_closing, "white_tophat": ndi.white_tophat, "black_tophat": ndi.black_tophat}
+
+
+def test_bool_images_match_scipy():
+    x = torch.rand(8, 2, 13, 12, generator=seeded(1)) > 0.6
+    transform = RandGreyMorphology("x", ops=tuple(BOOL_OPS), radius=(1, 2), prob=0.8, generator=seeded(2))
+    out = transform(x)
+    assert out.dtype == torch.bool
+    params = transform.last_params
+    for b in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            source = x[b, c].numpy()
+            if params["apply"][b]:
+                op = BOOL_OPS[transform.ops[params["op"][b]]]
+                expected = op(source, footprint=params["footprints"][b].numpy(), mode=transform.mode)
+            else:
+                expected = source
+            np.testing.assert_array_equal(out[b, c].numpy(), expected, err_msg=f"sample {b}, channel {c}")
+
+
+def test_bool_images_refuse_the_gradient_up_front():
+    x = torch.rand(2, 1, 8, 8) > 0.5
+    for prob in (0.0, 1.0):  # whatever is drawn
+        with pytest.raises(TypeError, match=r"RandGreyMorphology: .*key 'image'.*bool.*gradient"):
+            RandGreyMorphology("image", prob=prob)({"image": x})
+    with pytest.raises(TypeError, match=r"RandGreyMorphology: .*input.*bool.*gradient"):
+        RandGreyMorphology("image", ops=("erosion", "gradient"))(x)
+
+
+def test_only_the_drawn_ops_are_computed(monkeypatch):
+    from morphaug.transforms import _morphology
+
+    calls = []
+    for name in ("grey_erosion", "grey_dilation"):
+        real = getattr(_morphology.ndimage, name)
+        monkeypatch.setattr(_morphology.ndimage, name,
+                            lambda *a, _name=name, _real=real, **kw: calls.append(_name) or _real(*a, **kw))
+    x = image(batch=4)
+    transform = RandGreyMorphology("x", ops=("erosion", "dilation", "gradient"), prob=1.0, generator=seeded())
+    transform(x)
+    params = dict(transform.last_params, op=torch.zeros(4, dtype=torch.int64))  # every sample: erosion
+    calls.clear()
+    out = transform(x, params=params)
+    assert calls == ["grey_erosion"]
+    calls.clear()
+    assert torch.equal(transform(x, params=dict(params, apply=torch.zeros(4, dtype=torch.bool))), x)
+    assert calls == []  # nothing drawn, nothing computed
+    assert torch.equal(out, _morphology.ndimage.grey_erosion(x, footprint=params["footprints"], mode="reflect"))

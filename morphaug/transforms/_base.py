@@ -305,7 +305,12 @@ class BatchTransform:
                 f"{type(self).__name__}: {where} must have shape (B, C, *spatial) with 2 or more "
                 f"spatial axes, got shape {tuple(value.shape)}"
             )
+        self._check_input(value, self.role if key is None else self.roles[key], where)
         return value
+
+    def _check_input(self, x: torch.Tensor, role: str, where: str) -> None:
+        """Raise for a tensor ``x`` of ``role`` that this transform cannot take, naming it ``where``
+        (``"input"`` or ``"key 'name'"``), before anything is drawn; the base takes any."""
 
     def _check_params(self, params, batch: torch.Tensor) -> dict[str, torch.Tensor]:
         if not isinstance(params, Mapping):

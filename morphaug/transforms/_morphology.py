@@ -184,12 +184,20 @@ class RandGreyMorphology(BatchTransform):
     ``erosion``/``dilation`` (``grey_erosion``/``grey_dilation``),
     ``opening``/``closing`` (``grey_opening``/``grey_closing``),
     ``white_tophat``, ``black_tophat`` and ``gradient``
-    (``morphological_gradient``). Every op in ``ops`` is computed on the
-    whole batch with the per-sample footprints and each sample takes its own
-    with ``torch.where``: no host sync, no loop over samples.
+    (``morphological_gradient``). Each op is computed once on the whole
+    batch with the per-sample footprints and each sample takes its own with
+    ``torch.where``: no host sync, no loop over samples. On the CPU, where
+    reading the draw is free, only the ops some transformed sample drew are
+    computed; on an accelerator every op in ``ops`` is (knowing which were
+    drawn would be a host sync).
+
+    Bool images follow SciPy: the top-hats are exclusive ors, and
+    ``gradient`` is not defined (NumPy has no boolean subtract), so a bool
+    image with ``"gradient"`` in ``ops`` raises ``TypeError`` whatever is
+    drawn.
 
     Args:
-        keys: image keys (float or integer intensities, dtype preserved).
+        keys: image keys (float, integer or bool intensities, dtype preserved).
         ops: op names to draw from (see above).
         radius: int or inclusive range ``(low, high)`` of radii (``>= 1``).
         footprint: shape names to draw from: ``ball``, ``cube``, ``cross``.
@@ -238,24 +246,41 @@ class RandGreyMorphology(BatchTransform):
         params["footprints"] = draw.footprints.to(device)
         return params
 
+    def _check_input(self, x, role, where):
+        if x.dtype == torch.bool and "gradient" in self.ops:
+            raise TypeError(
+                f"{type(self).__name__}: {where} is a bool image, on which 'gradient' (in ops) is not defined "
+                "(scipy.ndimage.morphological_gradient raises: NumPy has no boolean subtract); drop it from "
+                "ops or cast the image"
+            )
+
     def apply(self, x, params):
         results = self._ops(x, params["footprints"])
         op = per_sample(params["op"], x.ndim)
         out = x
-        for i, name in enumerate(self.ops):
-            out = torch.where(op == i, results(name), out)
+        for i in self._drawn_ops(params):
+            out = torch.where(op == i, results(self.ops[i]), out)
         return blend(per_sample(params["apply"], x.ndim), out, x)
+
+    def _drawn_ops(self, params) -> list[int]:
+        """The indices of the ops to compute: on the CPU those some transformed sample drew (read for
+        free), elsewhere every op (reading the draw would be a host sync)."""
+        if params["op"].device.type != "cpu":
+            return list(range(len(self.ops)))
+        return sorted(set(params["op"][params["apply"]].tolist()))
 
     def _ops(self, x: torch.Tensor, footprints: torch.Tensor):
         """``result(name)``: op ``name`` on the whole batch, computing each erosion/dilation once."""
         kwargs = {"footprint": footprints, "mode": self.mode, "cval": self.cval}
+        # a bool image's difference is an exclusive or, as in SciPy's top-hats
+        minus = (lambda a, b: a ^ b) if x.dtype == torch.bool else (lambda a, b: a - b)
         recipes = {
             "erosion": lambda: ndimage.grey_erosion(x, **kwargs),
             "dilation": lambda: ndimage.grey_dilation(x, **kwargs),
             "opening": lambda: ndimage.grey_dilation(result("erosion"), **kwargs),  # as scipy's grey_opening
             "closing": lambda: ndimage.grey_erosion(result("dilation"), **kwargs),  # as scipy's grey_closing
-            "white_tophat": lambda: x - result("opening"),
-            "black_tophat": lambda: result("closing") - x,
+            "white_tophat": lambda: minus(x, result("opening")),
+            "black_tophat": lambda: minus(result("closing"), x),
             "gradient": lambda: result("dilation") - result("erosion"),
         }
         cache = {}
