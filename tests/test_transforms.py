@@ -722,6 +722,12 @@ def test_bad_data_fails_clearly():
         DistanceMap("l", classes=1)(labels[:, :, 0, 0])
     with pytest.raises(ValueError, match="batch size"):
         RandLabelMorphology(("a", "b"), num_classes=3)({"a": labels, "b": labels[:2]})
+    transform = RandLabelMorphology("l", num_classes=3)
+    transform(labels)
+    with pytest.raises(ValueError, match=r"params\['classes'\] must have shape \(4, 3\)"):
+        RandLabelMorphology("l", num_classes=4)(labels, params=transform.last_params)
+    with pytest.raises(ValueError, match=r"params\['apply'\] must have shape \(2,\) \(batch size 2"):
+        transform(labels[:2], params=transform.last_params)
     with pytest.raises(ValueError, match="connectivity=3 exceeds"):
         FillHoles("l", num_classes=3, connectivity=3)(labels[..., 0])
     with pytest.raises(TypeError, match="expects a tensor"):

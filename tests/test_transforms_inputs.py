@@ -279,3 +279,99 @@ def test_only_the_drawn_ops_are_computed(monkeypatch):
     assert torch.equal(transform(x, params=dict(params, apply=torch.zeros(4, dtype=torch.bool))), x)
     assert calls == []  # nothing drawn, nothing computed
     assert torch.equal(out, _morphology.ndimage.grey_erosion(x, footprint=params["footprints"], mode="reflect"))
+
+
+# --------------------------------------------------------------------------- replayed params
+def replay_cases():
+    """``(name, transform, data, {param: (spoil(value), error, match)})``: ways to spoil a drawn param."""
+    labels = gapped_labels(batch=4)
+    images = image(batch=4)
+    onehot = torch.nn.functional.one_hot(labels.clamp(min=0)[:, 0], 6).movedim(-1, 1)
+    yield "RandLabelMorphology", RandLabelMorphology("x", ops=("dilation", "erosion"), footprint=("ball", "cube"),
+                                                     radius=(1, 2), prob=1.0), labels, {
+        "op": (lambda p: p.fill_(2), ValueError, r"params\['op'\] .* 0 \.\. 1"),
+        "footprint": (lambda p: p.fill_(7), ValueError, r"params\['footprint'\] .* 0 \.\. 1"),
+        "radius": (lambda p: p.fill_(-1), ValueError, r"params\['radius'\] .* >= 0, got -1 \.\. -1"),
+        "class_apply": (lambda p: p.long(), TypeError, r"params\['class_apply'\] .*bool"),
+        "classes": (lambda p: p.flip(1), ValueError, r"params\['classes'\] must hold ascending classes"),
+    }
+    yield "RandLabelMorphology-onehot", RandLabelMorphology("x", prob=1.0), onehot, {
+        "classes": (lambda p: p + 1, ValueError,
+                    r"params\['classes'\] must hold the classes \(1, 2, 3, 4, 5\)"),
+    }
+    yield "RandLabelMorphology-num_classes", RandLabelMorphology("x", prob=1.0, num_classes=6), labels, {
+        "classes": (lambda p: p[:, :2], ValueError, r"params\['classes'\] must have shape \(4, 5\)"),
+    }
+    yield "RandGreyMorphology", RandGreyMorphology("x", ops=("erosion", "dilation"), radius=(1, 2), prob=1.0), \
+        images, {
+        "op": (lambda p: p.fill_(-1), ValueError, r"params\['op'\] .* 0 \.\. 1"),
+        "footprint": (lambda p: p.fill_(3), ValueError, r"params\['footprint'\] .* 0 \.\. 2"),
+        "radius": (lambda p: p.float(), TypeError, r"params\['radius'\] .*int"),
+        "footprints": (lambda p: p[..., 1:], ValueError,
+                       r"params\['footprints'\] must have shape \(4, 5, 5\).*got \(4, 5, 4\)"),
+    }
+    yield "DistanceMap", DistanceMap("x"), labels, {}
+    yield "FillHoles", FillHoles("x"), labels, {}
+    yield "LabelBoundary", LabelBoundary("x", thickness=(1, 3)), labels, {
+        "thickness": (lambda p: p.fill_(0), ValueError, r"params\['thickness'\] .* >= 1"),
+        "apply": (lambda p: p[:, None], ValueError, r"params\['apply'\] .*\(4,\)"),
+    }
+    yield "RandBoundaryJitter", RandBoundaryJitter("x", magnitude=(0.5, 1.0), prob=1.0), labels, {
+        "magnitude": (lambda p: p.fill_(float("nan")), ValueError, r"params\['magnitude'\] .* >= 0\.0"),
+        "field": (lambda p: p[:, :1], ValueError, r"params\['field'\]"),
+        "classes": (lambda p: p[:, 1:], ValueError, r"params\['(classes|field)'\]"),
+    }
+    yield "RandHistogramTransfer", RandHistogramTransfer("x", strength=(0.2, 0.4), prob=1.0), images, {
+        "partner": (lambda p: p.fill_(4), ValueError, r"params\['partner'\] .* 0 \.\. 3"),
+        "strength": (lambda p: p.fill_(1.5), ValueError, r"params\['strength'\] .* 0\.0 \.\. 1\.0"),
+    }
+    yield "RandWassersteinMix", RandWassersteinMix({"x": "label", "i": "image"}, weight=0.5, prob=1.0), \
+        {"x": labels, "i": images}, {
+        "partner": (lambda p: p.fill_(-1), ValueError, r"params\['partner'\] .* 0 \.\. 3"),
+        "weight": (lambda p: p.long(), TypeError, r"params\['weight'\] .*float"),
+    }
+
+
+REPLAY = {name: (transform, data, bad) for name, transform, data, bad in replay_cases()}
+
+
+def test_replay_cases_cover_every_transform():
+    assert {name.split("-")[0] for name in REPLAY} == set(concrete_transforms())
+
+
+def drawn(name):
+    transform, data, bad = REPLAY[name]
+    transform(data)
+    return transform, data, bad, transform.last_params
+
+
+@pytest.mark.parametrize("name", list(REPLAY))
+def test_replay_needs_every_drawn_key_and_no_other(name):
+    transform, data, _, params = drawn(name)
+    owner = type(transform).__name__
+    for key in params:
+        partial = {k: v for k, v in params.items() if k != key}
+        with pytest.raises(ValueError, match=rf"{owner}: params lack '{key}'"):
+            transform(data, params=partial)
+    with pytest.raises(ValueError, match=rf"{owner}: params\['radii'\] is not a parameter"):
+        transform(data, params={**params, "radii": torch.zeros(4)})
+
+
+@pytest.mark.parametrize("name", [name for name in REPLAY if name not in ("DistanceMap", "FillHoles")])
+def test_replay_checks_batch_size_and_device(name):
+    transform, data, _, params = drawn(name)
+    owner = type(transform).__name__
+    for key, value in params.items():
+        with pytest.raises(ValueError, match=rf"{owner}: params\['{key}'\] .*batch size 4"):
+            transform(data, params={**params, key: value[:2]})
+        with pytest.raises(ValueError, match=rf"{owner}: params\['{key}'\] is on meta"):
+            transform(data, params={**params, key: value.to("meta")})
+
+
+@pytest.mark.parametrize("name", [name for name in REPLAY if REPLAY[name][2]])
+def test_replay_checks_dtypes_shapes_and_ranges(name):
+    transform, data, bad, params = drawn(name)
+    owner = type(transform).__name__
+    for key, (spoil, error, match) in bad.items():
+        with pytest.raises(error, match=rf"{owner}: {match}"):
+            transform(data, params={**params, key: spoil(params[key].clone())})

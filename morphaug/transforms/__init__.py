@@ -18,7 +18,10 @@ Randomness
     torch's default generator (so ``torch.manual_seed`` works); ``prob`` is a
     per-sample probability and every key of a sample shares its draw. The
     draw is kept in ``transform.last_params`` and ``transform(data,
-    params=...)`` replays it.
+    params=...)`` replays it: every parameter of the draw must be there,
+    of its kind and shape (batch size first) on the batch's device or the
+    CPU; the values are checked where that is free (params on the CPU), so
+    an accelerator replays without a host sync.
 Labels
     Index maps ``(B, 1, ...)`` (class values, 0 is background, any dtype) or
     one-hot ``(B, K, ...)``; ``label_format=None`` infers index for one

@@ -39,7 +39,7 @@ import torch
 
 from .. import _sync
 from .._checks import is_int
-from ._base import BatchTransform, per_sample
+from ._base import BatchTransform, Param, per_sample
 
 __all__ = [
     "LABEL_FORMATS",
@@ -50,6 +50,7 @@ __all__ = [
     "check_num_classes",
     "label_format_of",
     "present_classes",
+    "configured_classes",
     "resolve_classes",
     "class_table",
     "class_masks",
@@ -151,16 +152,10 @@ def present_classes(x: torch.Tensor, owner: str) -> tuple[int, ...]:
     return tuple(value for value, flag in enumerate(flags[:CLASS_LIMIT]) if flag)
 
 
-def resolve_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None,
-                    num_classes: int | None, include_background: bool, owner: str) -> tuple[int, ...]:
-    """The classes to work on for label map ``x``, ascending (see the module notes).
-
-    ``classes`` when given; otherwise ``0 .. K-1`` (``1 .. K-1`` without
-    background) where ``K`` is the one-hot channel count, ``num_classes``, or 2
-    for a bool index map; otherwise the classes present in the index map
-    (:func:`present_classes`, one read), with background when
-    ``include_background``. The result may be empty: nothing to work on.
-    """
+def configured_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None, num_classes: int | None,
+                       include_background: bool, owner: str) -> tuple[int, ...] | None:
+    """The classes to work on for label map ``x`` that the arguments and ``x``'s shape fix, ascending,
+    or None when they are read from the data (see :func:`resolve_classes`)."""
     if fmt == "onehot":
         count = x.shape[1]
         if num_classes is not None and num_classes != count:
@@ -172,9 +167,25 @@ def resolve_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None,
             raise ValueError(f"{owner}: classes {classes} do not exist in labels with {count} classes")
         return classes
     if count is None:
-        present = set(present_classes(x, owner))
-        return tuple(sorted(present | {0} if include_background else present - {0}))
+        return None
     return tuple(range(0 if include_background else 1, count))
+
+
+def resolve_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None,
+                    num_classes: int | None, include_background: bool, owner: str) -> tuple[int, ...]:
+    """The classes to work on for label map ``x``, ascending (see the module notes).
+
+    ``classes`` when given; otherwise ``0 .. K-1`` (``1 .. K-1`` without
+    background) where ``K`` is the one-hot channel count, ``num_classes``, or 2
+    for a bool index map; otherwise the classes present in the index map
+    (:func:`present_classes`, one read), with background when
+    ``include_background``. The result may be empty: nothing to work on.
+    """
+    known = configured_classes(x, fmt, classes, num_classes, include_background, owner)
+    if known is not None:
+        return known
+    present = set(present_classes(x, owner))
+    return tuple(sorted(present | {0} if include_background else present - {0}))
 
 
 def class_table(classes: tuple[int, ...], device: torch.device, batch: int = 1) -> torch.Tensor:
@@ -288,6 +299,14 @@ def blend(where: torch.Tensor, new, old: torch.Tensor) -> torch.Tensor:
     return old + where.view(torch.uint8) * (new - old)  # new - old wraps mod 256: exact
 
 
+def _not_inferable(table: torch.Tensor, background: bool) -> str | None:
+    """What keeps a ``(B, K')`` table from being classes :func:`resolve_classes` could infer, or None."""
+    ascending = bool((table[:, 1:] > table[:, :-1]).all())
+    if ascending and (not background or bool((table[:, :1] == 0).all())):
+        return None
+    return f"must hold ascending classes{', background 0 first,' if background else ''} in each row"
+
+
 class LabelTransform(BatchTransform):
     """Base of the transforms of label keys: label format and class selection.
 
@@ -314,3 +333,25 @@ class LabelTransform(BatchTransform):
         fmt = self._format(x)
         return fmt, resolve_classes(x, fmt, self.classes, self.num_classes, self.include_background,
                                     type(self).__name__)
+
+    def _class_param(self, batch: torch.Tensor, background: bool = False) -> tuple[Param, int | str]:
+        """The ``"classes"`` parameter of a per-class draw for ``batch``, and the size of its class axis.
+
+        The classes of :meth:`_labels`, background added with ``background``:
+        those the arguments and the shape fix (checked on the CPU), else any
+        ascending classes that inference could find (a named size).
+        """
+        known = configured_classes(batch, self._format(batch), self.classes, self.num_classes,
+                                   self.include_background, type(self).__name__)
+        if known is None:
+            first = 0 if background or self.include_background else 1
+            return Param(torch.int64, ("classes",), first, CLASS_LIMIT - 1,
+                         lambda table: _not_inferable(table, background)), "classes"
+        known = tuple(sorted({0, *known})) if background else known
+
+        def configured(table):
+            if not torch.equal(table, class_table(known, table.device, table.shape[0])):
+                return f"must hold the classes {known} of these labels in each row"
+            return None
+
+        return Param(torch.int64, (len(known),), values=configured), len(known)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -11,6 +12,7 @@ from .. import ndimage
 from .._checks import MODES, is_int
 from ._base import (
     BatchTransform,
+    Param,
     check_choices,
     check_int_range,
     check_probability,
@@ -153,6 +155,15 @@ class RandLabelMorphology(LabelTransform):
         params["radius"] = randint(*self.radius, shape, generator, device)
         return params
 
+    def param_spec(self, batch):
+        spec = super().param_spec(batch)
+        spec["classes"], size = self._class_param(batch)
+        spec.update(class_apply=Param(torch.bool, (size,)),
+                    op=Param(torch.int64, (size,), 0, len(self.ops) - 1),
+                    footprint=Param(torch.int64, (size,), 0, len(self.footprint) - 1),
+                    radius=Param(torch.int64, (size,), 0, math.inf))
+        return spec
+
     def apply(self, x, params):
         fmt = self._format(x)
         masks = class_masks(x, fmt, params["classes"])
@@ -246,6 +257,14 @@ class RandGreyMorphology(BatchTransform):
         params["footprints"] = draw.footprints.to(device)
         return params
 
+    def param_spec(self, batch):
+        spec = super().param_spec(batch)
+        spec.update(op=Param(torch.int64, (), 0, len(self.ops) - 1),
+                    footprint=Param(torch.int64, (), 0, len(self.footprint) - 1),
+                    radius=Param(torch.int64, (), 1, self.radius[1]),  # what the footprints' box holds
+                    footprints=Param(torch.bool, (2 * self.radius[1] + 1,) * (batch.ndim - 2)))
+        return spec
+
     def _check_input(self, x, role, where):
         if x.dtype == torch.bool and "gradient" in self.ops:
             raise TypeError(
@@ -337,6 +356,9 @@ class FillHoles(LabelTransform):
         self._setup_labels(classes, num_classes, label_format)
 
     def make_params(self, batch, generator=None):
+        return {}
+
+    def param_spec(self, batch):
         return {}
 
     def apply(self, x, params):

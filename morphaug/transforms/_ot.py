@@ -30,6 +30,7 @@ import torch
 from ..ot import sinkhorn, wasserstein_barycenter
 from ._base import (
     BatchTransform,
+    Param,
     _check_keys,
     _check_roles,
     check_float_range,
@@ -72,12 +73,9 @@ def draw_partners(batch_size: int, generator: torch.Generator | None, device: to
     return torch.empty_like(order).scatter_(0, order, order.roll(-1))
 
 
-def _check_partner(params, batch_size: int, owner: str) -> torch.Tensor:
-    partner = params["partner"]
-    if partner.shape != (batch_size,) or partner.dtype not in (torch.int64, torch.int32):
-        raise ValueError(f"{owner}: params['partner'] must be (B,) = ({batch_size},) int64 sample indices, "
-                         f"got {tuple(partner.shape)} {partner.dtype}")
-    return partner.long()
+def _partner_param(batch: torch.Tensor) -> Param:
+    """``params["partner"]``: ``(B,)`` indices of samples of ``batch``."""
+    return Param(torch.int64, (), 0, batch.shape[0] - 1)
 
 
 def _work_dtype(x: torch.Tensor, owner: str) -> torch.dtype:
@@ -211,10 +209,14 @@ class RandHistogramTransfer(BatchTransform):
         params["strength"] = low + (high - low) * uniform((batch_size,), generator, device)
         return params
 
+    def param_spec(self, batch):
+        return {**super().param_spec(batch), "partner": _partner_param(batch),
+                "strength": Param(torch.float32, (), 0.0, 1.0)}
+
     def apply(self, x, params):
         owner = type(self).__name__
         work = _work_dtype(x, owner)
-        partner = _check_partner(params, x.shape[0], owner)
+        partner = params["partner"]
         if not x.numel():  # no histogram to transport (morphaug.ot solves no empty problem)
             return x.clone()
         mapped = self._transport_map(x.flatten(2).to(work), partner).reshape(x.shape)
@@ -387,9 +389,13 @@ class RandWassersteinMix(LabelTransform):
         params["weight"] = low + (high - low) * uniform((batch_size,), generator, device)
         return params
 
+    def param_spec(self, batch):
+        return {**super().param_spec(batch), "partner": _partner_param(batch),
+                "weight": Param(torch.float32, (), 0.0, 1.0)}
+
     def apply(self, x, params):
         """Images, mixed linearly: ``(1 - w) x_b + w x_p``."""
-        partner = _check_partner(params, x.shape[0], type(self).__name__)
+        partner = params["partner"]
         work = _work_dtype(x, type(self).__name__)
         weight = per_sample(params["weight"], x.ndim).to(work)
         mixed = _cast_like(torch.lerp(x.to(work), x[partner].to(work), weight), x)
@@ -397,7 +403,7 @@ class RandWassersteinMix(LabelTransform):
 
     def apply_label(self, x, params):
         """Label maps, mixed along the Wasserstein geodesics of their classes."""
-        partner = _check_partner(params, x.shape[0], type(self).__name__)
+        partner = params["partner"]
         return self._endpoints(x, partner, params, self._mix_labels(x, partner, params["weight"]))
 
     def _endpoints(self, x: torch.Tensor, partner: torch.Tensor, params, mixed: torch.Tensor) -> torch.Tensor:

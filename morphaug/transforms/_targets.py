@@ -8,7 +8,7 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from ._base import check_float_range, check_int_range, normal, per_sample, randint, uniform
+from ._base import Param, check_float_range, check_int_range, normal, per_sample, randint, uniform
 from ._distances import (
     FOOTPRINTS,
     METRICS,
@@ -124,6 +124,9 @@ class DistanceMap(_LabelTarget):
     def make_params(self, batch, generator=None):
         return {}
 
+    def param_spec(self, batch):
+        return {}
+
     def _sampling(self, ndim: int):
         if self.sampling is None or len(self.sampling) == ndim:
             return self.sampling
@@ -209,6 +212,9 @@ class LabelBoundary(_LabelTarget):
         params = super().make_params(batch, generator)
         params["thickness"] = randint(*self.thickness, (batch.shape[0],), generator, batch.device)
         return params
+
+    def param_spec(self, batch):
+        return {**super().param_spec(batch), "thickness": Param(torch.int64, (), 1, math.inf)}
 
     def apply(self, x, params):
         _, masks = self._masks(x)
@@ -320,6 +326,13 @@ class RandBoundaryJitter(LabelTransform):
         shape = (batch_size, len(candidates), *batch.shape[2:])
         params["field"] = smooth_noise(shape, self.smoothness, generator, device)
         return params
+
+    def param_spec(self, batch):
+        spec = super().param_spec(batch)
+        spec["classes"], size = self._class_param(batch, background=True)
+        spec["magnitude"] = Param(torch.float32, (), 0.0, math.inf)
+        spec["field"] = Param(torch.float32, (size, *batch.shape[2:]))
+        return spec
 
     def apply(self, x, params):
         fmt = self._format(x)
