@@ -23,6 +23,9 @@ READS = {
     "binary fixpoint": "binary ops repeated to a fixpoint (iterations < 1: binary_propagation and "
                        "binary_fill_holes on the torch backend) or more than 4 times: whether the last chunk "
                        "of steps changed anything, once per chunk",
+    "label classes": "morphaug.transforms: the classes present in an index label map when neither num_classes= "
+                     "nor classes= is given, one flag per class value, once per call (once per label key for "
+                     "the transforms that draw nothing per class)",
     "ot arguments": "morphaug.ot value checks (finite, non-negative histograms of equal mass, barycentric "
                     "weights, a finite cost), one read per checked argument group, once per call",
     "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact, "

@@ -123,6 +123,14 @@ def test_one_hot_masks_and_errors():
     with pytest.raises(ValueError, match="num_classes"):
         K.AugmentationSequential(RandLabelMorphology2D(label_format="onehot", p=1.0),
                                  data_keys=["input", "mask"])(image, onehot)
+    # Kornia draws before it hands the mask over: a per-class draw cannot infer the classes of index masks
+    for t in (RandLabelMorphology2D(p=1.0), RandBoundaryJitter2D(p=1.0)):
+        with pytest.raises(ValueError, match="num_classes"):
+            K.AugmentationSequential(t, data_keys=["input", "mask"])(image, mask)
+    # the others infer them from the mask
+    inferred = K.AugmentationSequential(FillHoles2D(), data_keys=["input", "mask"])(image, mask)[1]
+    assert torch.equal(inferred, K.AugmentationSequential(FillHoles2D(num_classes=3), data_keys=["input", "mask"])(
+        image, mask)[1])
     for name in ("prob", "generator", "keys", "allow_missing_keys"):
         with pytest.raises(TypeError, match=name):
             RandGreyMorphology2D(**{name: None})

@@ -75,6 +75,8 @@ COPIES = {aten._to_copy.default, aten.copy_.default}
 #: What the replaced ``host_read`` answers for each documented read: everything settled and valid.
 ANSWERS = {
     "binary fixpoint": lambda flags: [True, False],  # the last chunk changed nothing; no cycle
+    # the classes of labels(): 0, 1 and 2 are present, no value is too large to count
+    "label classes": lambda flags: [value < 3 for value in range(flags.numel())],
     "ot arguments": lambda problems: [False] * problems.numel() if problems.ndim else False,
     "ot cost range": lambda span: 1.0,  # one Gibbs kernel is exact
     "ot convergence": lambda n_active: 0,  # every problem has converged
@@ -386,23 +388,33 @@ TRANSFORMS = [
     case("transforms.RandLabelMorphology", transforms.RandLabelMorphology("label", radius=1, prob=1.0,
                                                                           label_format="onehot"),
          {"label": On(ONEHOT3)}, native={"ball_morphology"}),
+    case("transforms.RandLabelMorphology", transforms.RandLabelMorphology("label", prob=1.0), DATA3,
+         reads={"label classes"}, native={"ball_morphology"}),
     case("transforms.RandGreyMorphology", transforms.RandGreyMorphology("image", radius=1, prob=1.0), DATA3),
     case("transforms.DistanceMap", transforms.DistanceMap("label", "sdf", signed=True, num_classes=3), DATA2,
          native={"signed_edt"}),
     case("transforms.DistanceMap", transforms.DistanceMap("label", metric="taxicab", normalize="max", clip=3,
                                                           num_classes=3), DATA3, native={"cdt"}),
-    case("transforms.DistanceMap", transforms.DistanceMap("label", sampling=(1.0, 2.0), normalize="diagonal",
-                                                          num_classes=3), DATA2, native={"edt"}),
+    case("transforms.DistanceMap", transforms.DistanceMap("label", sampling=(1.0, 2.0), normalize="diagonal"),
+         DATA2, reads={"label classes"}, native={"edt"}),
     case("transforms.LabelBoundary", transforms.LabelBoundary("label", "edge", thickness=(1, 2), side="both",
                                                               num_classes=3), DATA3, native={"ball_morphology"}),
+    case("transforms.LabelBoundary", transforms.LabelBoundary("label", "edge", side="outer"), DATA2,
+         reads={"label classes"}, native={"ball_morphology"}),
     case("transforms.FillHoles", transforms.FillHoles("label", num_classes=3, connectivity=2), DATA2,
          reads={"binary fixpoint"}, native={"fill_holes"}, native_reads=()),
+    case("transforms.FillHoles", transforms.FillHoles("label"), DATA3, reads={"binary fixpoint", "label classes"},
+         native={"fill_holes"}, native_reads={"label classes"}),
     case("transforms.RandBoundaryJitter", transforms.RandBoundaryJitter("label", prob=1.0, num_classes=3), DATA2,
          native={"signed_edt"}),
+    case("transforms.RandBoundaryJitter", transforms.RandBoundaryJitter("label", prob=1.0), DATA3,
+         reads={"label classes"}, native={"signed_edt"}),
     case("transforms.RandHistogramTransfer", transforms.RandHistogramTransfer("image", prob=1.0), DATA3,
          reads=OT_READS),
     case("transforms.RandWassersteinMix", transforms.RandWassersteinMix("image", "label", prob=1.0, num_classes=3),
          DATA2, reads={"ot arguments", "ot convergence"}),
+    case("transforms.RandWassersteinMix", transforms.RandWassersteinMix("image", "label", prob=1.0), DATA2,
+         reads={"label classes", "ot arguments", "ot convergence"}),
 ]
 
 MONAI = [

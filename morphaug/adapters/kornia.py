@@ -19,9 +19,10 @@ Parameters
     ``generate_parameters(batch_shape)`` calls the core's ``make_params`` on
     a storage-free placeholder of the mask's (or image's) shape on Kornia's
     RNG device, so the draw comes from torch's global generator as every
-    Kornia draw does (``torch.manual_seed`` reproduces it); index masks need
+    Kornia draw does (``torch.manual_seed`` reproduces it); transforms that
+    draw per class (``RandLabelMorphology*``, ``RandBoundaryJitter*``) need
     ``num_classes``/``classes``, one-hot masks ``label_format="onehot"``
-    with them. ``same_on_batch=True`` draws one sample and repeats it.
+    with them (the others infer the classes of index masks). ``same_on_batch=True`` draws one sample and repeats it.
     ``aug(x, params=aug._params)`` replays, and the core parameters in
     ``aug._params`` (all but ``batch_prob``/``forward_input_shape``) replay
     the core: ``aug.core(x, params=...)``.
@@ -118,6 +119,9 @@ class _Adapter(Adapted):
         core = self.core
         if "input" in core.changed_keys:
             return batch_shape[1]
+        if getattr(core, "draws_per_class", False) and core.num_classes is None and core.classes is None:
+            # the core would read the classes from the mask, which Kornia hands over after the draw
+            raise ValueError(f"{type(self).__name__}: masks need num_classes= (or classes=) to draw")
         if getattr(core, "label_format", None) != "onehot":
             return 1
         if core.num_classes is None and core.classes is None:

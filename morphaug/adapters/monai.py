@@ -293,7 +293,7 @@ class RandWassersteinMixd(_PairedMapd):
     """MONAI version of :class:`morphaug.transforms.RandWassersteinMix`, on collated batches only.
 
     ``keys`` are images and ``label_keys`` labels, or ``keys`` maps keys to roles (MetaTensor labels are
-    float index maps: pass ``num_classes``).
+    float index maps; ``num_classes`` spares reading their classes).
 
     Example:
         >>> import torch

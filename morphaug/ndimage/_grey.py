@@ -88,6 +88,7 @@ SciPy parity
 from __future__ import annotations
 
 import dataclasses
+import math
 import operator
 import warnings
 from collections.abc import Iterable
@@ -199,7 +200,7 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
             )
         host = _on_host(element, footprint)
     if host is not None:
-        per_slice = host.reshape(*host.shape[:2], -1)
+        per_slice = host.reshape(*host.shape[:2], math.prod(host.shape[2:]))  # -1 is ambiguous for B = 0
         empty = np.argwhere(~per_slice.any(axis=-1))
         if len(empty):
             raise ValueError(

@@ -15,12 +15,23 @@ torchvision v2 and Kornia do:
   each in ``appliers()``).
 
 ``transform(data, params=...)`` replays a draw; the last draw is kept in
-``transform.last_params``.
+``transform.last_params``. A replayed draw is checked against
+``param_spec(batch)`` (one :class:`Param` per parameter): every parameter
+present and no other, each a tensor of the drawn kind and shape (batch size
+first) on the batch's device or the CPU, and, where reading it costs
+nothing (a tensor on the CPU), each value one the transform can apply: an
+index into its choices, a value its arguments could take (a radius >= 0, a
+strength in [0, 1], not only the configured range: a replay may set any).
+On an accelerator the values are not read (that would be a host sync in
+every adapter call, which replays the core's own draw): a draw made there
+is valid by construction.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 
@@ -28,8 +39,8 @@ import torch
 
 from .._checks import is_int
 
-__all__ = ["BatchTransform", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample", "check_probability",
-           "check_choices", "check_int_range", "check_float_range"]
+__all__ = ["BatchTransform", "Param", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample",
+           "check_probability", "check_choices", "check_int_range", "check_float_range"]
 
 #: A key's role: integer/one-hot label maps or float intensities.
 ROLES = ("label", "image")
@@ -123,6 +134,73 @@ def check_float_range(value, name: str, minimum: float) -> tuple[float, float]:
     return low, high
 
 
+_KINDS = {"bool": "a bool", "int": "an integer", "float": "a floating-point"}
+
+
+def _kind(dtype: torch.dtype) -> str | None:
+    if dtype == torch.bool:
+        return "bool"
+    if dtype.is_floating_point:
+        return "float"
+    return None if dtype.is_complex else "int"
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One parameter of a draw: what ``make_params`` draws and what ``params=`` must hold.
+
+    Attributes:
+        dtype: the drawn dtype; a replayed tensor may have any dtype of its
+            kind (bool, integer, floating point) and is cast to it.
+        shape: the shape after the batch size; an entry that is a name is a
+            size that the parameters naming it share (the first one sets it).
+        low, high: the inclusive range of the values (``high`` may be
+            ``math.inf``), or None.
+        values: a further check of the values, returning what is wrong, or None.
+
+    Values are checked where reading them is free: in a tensor on the CPU.
+    """
+
+    dtype: torch.dtype
+    shape: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    values: Callable[[torch.Tensor], str | None] | None = None
+
+    def check(self, value, name: str, batch: torch.Tensor, sizes: dict, owner: str) -> torch.Tensor:
+        """``value`` checked as parameter ``name`` of a draw for ``batch``: in ``dtype`` on the batch's device.
+
+        ``sizes`` holds the named sizes set so far.
+        """
+        where = f"{owner}: params[{name!r}]"
+        kind = _kind(self.dtype)
+        if not isinstance(value, torch.Tensor) or _kind(value.dtype) != kind:
+            got = value.dtype if isinstance(value, torch.Tensor) else type(value).__name__
+            raise TypeError(f"{where} must be {_KINDS[kind]} tensor (as in last_params), got {got}")
+        shape = [batch.shape[0]]
+        for axis, size in enumerate(self.shape, start=1):
+            if isinstance(size, str):  # a shared size: the first parameter with it sets it
+                size = sizes.setdefault(size, value.shape[axis] if value.ndim == len(self.shape) + 1 else "?")
+            shape.append(size)
+        if list(value.shape) != shape:
+            raise ValueError(f"{where} must have shape {tuple(shape)} (batch size {batch.shape[0]}, as in "
+                             f"last_params), got {tuple(value.shape)}")
+        if value.device != batch.device and value.device.type != "cpu":
+            raise ValueError(f"{where} is on {value.device}, the batch on {batch.device} (params go on the "
+                             "batch's device or the CPU)")
+        value = value.to(self.dtype)
+        if value.device.type == "cpu" and value.numel():
+            if self.low is not None:
+                lowest, highest = value.min().item(), value.max().item()
+                if not self.low <= lowest <= highest <= self.high:  # NaN fails too
+                    allowed = f">= {self.low}" if self.high == math.inf else f"in {self.low} .. {self.high}"
+                    raise ValueError(f"{where} must hold values {allowed}, got {lowest} .. {highest}")
+            problem = self.values(value) if self.values is not None else None
+            if problem:
+                raise ValueError(f"{where} {problem}")
+        return value.to(batch.device)
+
+
 def _check_keys(keys, name: str) -> tuple:
     if isinstance(keys, str) or not isinstance(keys, Sequence):
         keys = (keys,)
@@ -171,8 +249,9 @@ class BatchTransform:
 
     Subclasses set :attr:`role`, validate their arguments in ``__init__``,
     and implement :meth:`make_params` (calling ``super().make_params`` for the
-    per-sample gate ``"apply"``) and :meth:`apply`; one that changes more
-    than one role also overrides :meth:`appliers`.
+    per-sample gate ``"apply"``), :meth:`param_spec` (what each parameter
+    drawn is, against which ``params=`` are checked) and :meth:`apply`; one
+    that changes more than one role also overrides :meth:`appliers`.
 
     Args:
         keys: the mapping keys to transform (ignored when called on a tensor):
@@ -221,6 +300,11 @@ class BatchTransform:
         """
         return {"apply": uniform((batch.shape[0],), generator, batch.device) < self.prob}
 
+    def param_spec(self, batch: torch.Tensor) -> dict[str, Param]:
+        """What each parameter that :meth:`make_params` draws for ``batch`` is (see :class:`Param`),
+        in order; replayed ``params=`` are checked against it. The base: ``"apply"``."""
+        return {"apply": Param(torch.bool)}
+
     def apply(self, x: torch.Tensor, params: Mapping[str, torch.Tensor]) -> torch.Tensor:
         """Transform one plain tensor ``x (B, C, *spatial)`` of the role :attr:`role` with ``params``.
 
@@ -250,7 +334,8 @@ class BatchTransform:
 
         Args:
             data: a tensor ``(B, C, *spatial)`` or a mapping of such tensors.
-            params: a previous draw (``last_params``) to replay; default: draw.
+            params: a previous draw (``last_params``) to replay, checked against
+                :meth:`param_spec` (see the module notes); default: draw.
         """
         appliers = self.appliers()
         if isinstance(data, torch.Tensor):
@@ -305,21 +390,29 @@ class BatchTransform:
                 f"{type(self).__name__}: {where} must have shape (B, C, *spatial) with 2 or more "
                 f"spatial axes, got shape {tuple(value.shape)}"
             )
+        self._check_input(value, self.role if key is None else self.roles[key], where)
         return value
 
+    def _check_input(self, x: torch.Tensor, role: str, where: str) -> None:
+        """Raise for a tensor ``x`` of ``role`` that this transform cannot take, naming it ``where``
+        (``"input"`` or ``"key 'name'"``), before anything is drawn; the base takes any."""
+
     def _check_params(self, params, batch: torch.Tensor) -> dict[str, torch.Tensor]:
+        """A replayed draw checked against :meth:`param_spec` (see the module notes)."""
+        owner = type(self).__name__
         if not isinstance(params, Mapping):
-            raise TypeError(f"params must be a mapping (see last_params), got {type(params).__name__}")
-        checked = {}
-        for name, value in params.items():
-            if not isinstance(value, torch.Tensor) or value.ndim == 0 or value.shape[0] != batch.shape[0]:
-                raise ValueError(
-                    f"params[{name!r}] must be a tensor with the batch size {batch.shape[0]} first "
-                    f"(as in last_params), got {type(value).__name__} "
-                    f"{tuple(value.shape) if isinstance(value, torch.Tensor) else value!r}"
-                )
-            checked[name] = value.to(batch.device)
-        return checked
+            raise TypeError(f"{owner}: params must be a mapping (see last_params), got {type(params).__name__}")
+        spec = self.param_spec(batch)
+        for name in spec:
+            if name not in params:
+                raise ValueError(f"{owner}: params lack {name!r} (replay a whole draw: its params are "
+                                 f"{list(spec)}, as in last_params)")
+        for name in params:
+            if name not in spec:
+                raise ValueError(f"{owner}: params[{name!r}] is not a parameter of this transform (its params "
+                                 f"are {list(spec)})")
+        sizes = {}
+        return {name: param.check(params[name], name, batch, sizes, owner) for name, param in spec.items()}
 
     def _keys_repr(self) -> str:
         """``keys=`` as given: the keys when all take :attr:`role`, else the roles."""

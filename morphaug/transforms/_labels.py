@@ -3,38 +3,58 @@
 Label formats
 -------------
 ``"index"``
-    One channel ``(B, 1, *spatial)`` of class values ``0 .. K-1`` (``0`` is
-    background), in any dtype: integer, bool (two classes) or float (MONAI
-    loads labels as float).
+    One channel ``(B, 1, *spatial)`` of class values (``0`` is background),
+    in any dtype: integer, bool (two classes) or float (MONAI loads labels
+    as float).
 ``"onehot"``
     ``(B, K, *spatial)``, channel ``k`` non-zero where the class is ``k``;
     channel ``0`` is background.
 
 With ``label_format=None`` the format is inferred from the shape:
-``C == 1`` is an index map and ``C > 1`` is one-hot (a one-hot map with a
+``C == 1`` is an index map and ``C != 1`` is one-hot (a one-hot map with a
 single channel would hold nothing but background).
 
-The number of classes of an index map is ``num_classes`` (2 for bool maps);
-it is never read from the data, which would be a host sync.
+Classes
+-------
+The classes a transform works on (:func:`resolve_classes`) are ``classes``
+when given; else the channels of a one-hot map, ``0`` and ``1`` for a bool
+index map, ``0 .. K-1`` for an index map with ``num_classes=K``; else the
+classes present in the index map (:func:`present_classes`): its distinct
+values that are integers in ``0 .. CLASS_LIMIT - 1``, background ``0``
+always among them where a transform works on background. That costs one
+pass over the labels and one read of device data
+(``morphaug._sync.READS["label classes"]``): nothing on the CPU, one host
+sync on an accelerator, which ``num_classes=`` or ``classes=`` avoid.
+Values that are no class (negative values, fractions, NaN) are kept, as is
+any value outside the classes a transform works on.
+
+On the device, classes are tables ``(B or 1, K')`` of int64 class values
+(:func:`class_table`), one row per sample: masks and writes are tensor ops,
+with no host-to-device copy (which would synchronise an accelerator).
 """
 
 from __future__ import annotations
 
 import torch
 
+from .. import _sync
 from .._checks import is_int
-from ._base import BatchTransform
+from ._base import BatchTransform, Param, per_sample
 
 __all__ = [
     "LABEL_FORMATS",
+    "CLASS_LIMIT",
     "LabelTransform",
     "check_label_format",
     "check_classes",
     "check_num_classes",
     "label_format_of",
+    "present_classes",
+    "configured_classes",
     "resolve_classes",
+    "class_table",
     "class_masks",
-    "take",
+    "take_best",
     "to_index",
     "from_index",
     "recombine",
@@ -44,6 +64,8 @@ __all__ = [
 ]
 
 LABEL_FORMATS = ("index", "onehot")
+#: Classes are inferred among the values ``0 .. CLASS_LIMIT - 1`` (:func:`present_classes`).
+CLASS_LIMIT = 4096
 
 
 def check_label_format(label_format) -> str | None:
@@ -90,7 +112,7 @@ def any_spatial(mask: torch.Tensor) -> torch.Tensor:
     Reduced as bytes: on CPU a bool reduction over several dims is many times slower.
     """
     flat = mask.contiguous().view(torch.uint8).flatten(2)
-    return (flat.amax(dim=2) > 0).view(*mask.shape[:2], *([1] * (mask.ndim - 2)))
+    return (flat.any(dim=2) > 0).view(*mask.shape[:2], *([1] * (mask.ndim - 2)))
 
 
 def label_format_of(x: torch.Tensor, label_format: str | None, owner: str) -> str:
@@ -105,14 +127,35 @@ def label_format_of(x: torch.Tensor, label_format: str | None, owner: str) -> st
     return fmt
 
 
-def resolve_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None,
-                    num_classes: int | None, include_background: bool, owner: str) -> tuple[int, ...]:
-    """The classes to work on for label map ``x`` (shape information only, no sync).
+def present_classes(x: torch.Tensor, owner: str) -> tuple[int, ...]:
+    """The classes present in the index map ``x``: its distinct values in ``0 .. CLASS_LIMIT - 1``, ascending.
 
-    ``classes`` when given; otherwise ``0 .. K-1`` (``1 .. K-1`` without
-    background) where ``K`` is the one-hot channel count, ``num_classes``, or 2
-    for a bool index map.
+    Negative values and, in float maps, fractions and NaN are no class. One
+    pass over ``x`` flags the values present, and one read
+    (``_sync.host_read``, ``"label classes"``) brings the flags to the host:
+    free on the CPU, one sync on an accelerator. A value of ``CLASS_LIMIT``
+    or more raises ``ValueError``: such labels need ``classes=``.
     """
+    values = x.flatten()
+    if values.is_floating_point():  # fractions and NaN: no class; the clamp keeps the cast defined
+        values = torch.where(values == values.trunc(), values, -1).clamp(-1, CLASS_LIMIT)
+    values = values.long()
+    # flag CLASS_LIMIT: a value too large to count; flag CLASS_LIMIT + 1: no class
+    slot = torch.where(values < 0, CLASS_LIMIT + 1, values.clamp(max=CLASS_LIMIT))
+    present = torch.zeros(CLASS_LIMIT + 2, dtype=torch.bool, device=x.device).index_fill_(0, slot, True)
+    flags = _sync.host_read(present[:CLASS_LIMIT + 1], "label classes")
+    if flags[CLASS_LIMIT]:
+        raise ValueError(
+            f"{owner}: the index labels hold a value >= {CLASS_LIMIT}, and classes are only inferred among "
+            f"0 .. {CLASS_LIMIT - 1}: pass classes= (or num_classes=)"
+        )
+    return tuple(value for value, flag in enumerate(flags[:CLASS_LIMIT]) if flag)
+
+
+def configured_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None, num_classes: int | None,
+                       include_background: bool, owner: str) -> tuple[int, ...] | None:
+    """The classes to work on for label map ``x`` that the arguments and ``x``'s shape fix, ascending,
+    or None when they are read from the data (see :func:`resolve_classes`)."""
     if fmt == "onehot":
         count = x.shape[1]
         if num_classes is not None and num_classes != count:
@@ -124,42 +167,66 @@ def resolve_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None,
             raise ValueError(f"{owner}: classes {classes} do not exist in labels with {count} classes")
         return classes
     if count is None:
-        raise ValueError(
-            f"{owner}: index labels of dtype {x.dtype} need num_classes= or classes= (reading the "
-            "number of classes from the data would be a host sync)"
-        )
-    selected = tuple(range(0 if include_background else 1, count))
-    if not selected:
-        raise ValueError(f"{owner}: labels with {count} class(es) have no foreground class to work on")
-    return selected
+        return None
+    return tuple(range(0 if include_background else 1, count))
 
 
-def class_masks(x: torch.Tensor, fmt: str, classes: tuple[int, ...]) -> torch.Tensor:
-    """``(B, K', *spatial)`` bool: where each of ``classes`` is."""
-    if fmt == "onehot":
-        return torch.stack([x[:, c] != 0 for c in classes], dim=1)
-    if x.dtype != torch.bool and classes == tuple(range(classes[0], classes[-1] + 1)):
-        values = torch.arange(classes[0], classes[-1] + 1, device=x.device, dtype=x.dtype)
-        return x == values.view(1, -1, *([1] * (x.ndim - 2)))  # one pass for a range of classes
-    return torch.stack([x[:, 0] == c for c in classes], dim=1)
+def resolve_classes(x: torch.Tensor, fmt: str, classes: tuple[int, ...] | None,
+                    num_classes: int | None, include_background: bool, owner: str) -> tuple[int, ...]:
+    """The classes to work on for label map ``x``, ascending (see the module notes).
 
-
-def take(values: tuple[int, ...], position: torch.Tensor, where: torch.Tensor,
-         into: torch.Tensor) -> torch.Tensor:
-    """``into`` with ``values[position]`` written where ``where`` is true.
-
-    Python values are written with ``masked_fill`` (no host-to-device copy
-    of a lookup table, which would synchronise an accelerator).
+    ``classes`` when given; otherwise ``0 .. K-1`` (``1 .. K-1`` without
+    background) where ``K`` is the one-hot channel count, ``num_classes``, or 2
+    for a bool index map; otherwise the classes present in the index map
+    (:func:`present_classes`, one read), with background when
+    ``include_background``. The result may be empty: nothing to work on.
     """
-    for j, value in enumerate(values):
-        into = into.masked_fill(where & (position == j), value)
-    return into
+    known = configured_classes(x, fmt, classes, num_classes, include_background, owner)
+    if known is not None:
+        return known
+    present = set(present_classes(x, owner))
+    return tuple(sorted(present | {0} if include_background else present - {0}))
+
+
+def class_table(classes: tuple[int, ...], device: torch.device, batch: int = 1) -> torch.Tensor:
+    """``classes`` as a ``(batch, K')`` int64 table on ``device``, filled there (no host-to-device copy)."""
+    table = torch.empty((batch, len(classes)), dtype=torch.int64, device=device)
+    for j, value in enumerate(classes):
+        table[:, j].fill_(value)
+    return table
+
+
+def class_masks(x: torch.Tensor, fmt: str, classes: torch.Tensor) -> torch.Tensor:
+    """``(B, K', *spatial)`` bool: where each class of the table ``classes (B or 1, K')`` is.
+
+    Index maps: ``x == class``; one-hot maps: channel ``class`` non-zero. A
+    class that is no channel of a one-hot map is nowhere.
+    """
+    table = per_sample(classes, x.ndim)
+    if fmt == "index":
+        typed = table.to(x.dtype)  # compared in x's dtype: several times faster than promoted to int64
+        return (x == typed) & (typed.to(torch.int64) == table)  # a class x's dtype cannot hold is nowhere
+    channels = x.shape[1]
+    picked = x.gather(1, table.clamp(0, max(channels - 1, 0)).expand(x.shape[0], -1, *x.shape[2:]))
+    return (picked != 0) & (table >= 0) & (table < channels)
+
+
+def take_best(classes: torch.Tensor, score: torch.Tensor, where: torch.Tensor, into: torch.Tensor) -> torch.Tensor:
+    """``into (B, 1, *spatial)`` with, where ``where``, the class of ``classes (B or 1, K')`` of highest
+    ``score (B, K', *spatial)`` (the first class on ties). With no class, ``where`` must hold nowhere."""
+    if score.shape[1] == 0:
+        return into.clone()
+    best = score.argmax(dim=1, keepdim=True)
+    values = classes.expand(best.shape[0], -1).gather(1, best.flatten(1)).view(best.shape)
+    return blend(where, values.to(into.dtype), into)
 
 
 def to_index(x: torch.Tensor, fmt: str) -> torch.Tensor:
-    """An index map ``(B, 1, *spatial)``: ``x`` itself, or the argmax of one-hot ``x``."""
+    """An index map ``(B, 1, *spatial)``: ``x`` itself, or the argmax of one-hot ``x`` (0 without channels)."""
     if fmt == "index":
         return x
+    if x.shape[1] == 0:
+        return torch.zeros((x.shape[0], 1, *x.shape[2:]), dtype=torch.int64, device=x.device)
     return x.argmax(dim=1, keepdim=True)
 
 
@@ -167,35 +234,52 @@ def from_index(index: torch.Tensor, fmt: str, like: torch.Tensor) -> torch.Tenso
     """Index map ``index`` in ``like``'s format and dtype."""
     if fmt == "index":
         return index.to(like.dtype)
-    onehot = torch.nn.functional.one_hot(index[:, 0].long(), like.shape[1])
-    return onehot.movedim(-1, 1).to(like.dtype)
+    channels = torch.arange(like.shape[1], device=index.device).view(1, -1, *([1] * (index.ndim - 2)))
+    return (index == channels).to(like.dtype)
 
 
-def recombine(index: torch.Tensor, masks: torch.Tensor, new_masks: torch.Tensor,
-              classes: tuple[int, ...], fill_value: int) -> torch.Tensor:
-    """Apply per-class changes to an index map, keeping one class per voxel.
+def any_class(masks: torch.Tensor) -> torch.Tensor:
+    """``masks.any(dim=1, keepdim=True)`` for bool ``(B, K, *spatial)`` masks (false for ``K = 0``).
+
+    One ``|`` per channel slice: far cheaper on CPU than a reduction over dim 1.
+    """
+    out = torch.zeros((masks.shape[0], 1, *masks.shape[2:]), dtype=torch.bool, device=masks.device)
+    for j in range(masks.shape[1]):
+        out |= masks[:, j:j + 1]
+    return out
+
+
+def recombine(x: torch.Tensor, fmt: str, masks: torch.Tensor, new_masks: torch.Tensor,
+              classes: torch.Tensor, fill_value: int) -> torch.Tensor:
+    """Apply per-class changes to the label map ``x``, a new tensor of its format and dtype.
 
     Args:
-        index: ``(B, 1, *spatial)`` class values.
-        masks: ``(B, K', *spatial)`` bool, where each of ``classes`` was.
+        x: index ``(B, 1, *spatial)`` or one-hot ``(B, K, *spatial)`` labels.
+        fmt: ``x``'s format.
+        masks: ``(B, K', *spatial)`` bool, where each class of ``classes`` was.
         new_masks: ``(B, K', *spatial)`` bool, where each class should be.
-        classes: the class value of each mask channel, sorted ascending.
+        classes: the class value of each mask channel, a table ``(B or 1, K')``
+            sorted ascending.
         fill_value: the value of voxels that a class loses and none gains.
 
     Convention:
         A voxel that a class gains becomes that class, whatever it was; when
         several classes gain the same voxel the highest class value wins. A
         voxel that a class loses and no class gains becomes ``fill_value``.
-        Every other voxel keeps its value.
+        Every other voxel keeps its value: in a one-hot map all its channels,
+        overlaps and voxels of no class included, so only the changed voxels
+        become one-hot.
     """
-    # one comparison per channel slice: far cheaper on CPU than a reduction over dim 1
-    lost = masks[:, :1] > new_masks[:, :1]
-    for j in range(1, len(classes)):
-        lost |= masks[:, j:j + 1] > new_masks[:, j:j + 1]
+    lost = any_class(masks > new_masks)
+    # index maps start from themselves; a one-hot map's unchanged voxels are taken from x below
+    index = x if fmt == "index" else torch.zeros_like(lost, dtype=torch.int64)
     out = _fill(index, lost, fill_value)
-    for j, value in enumerate(classes):  # ascending: the highest gaining class is written last
-        out = _fill(out, new_masks[:, j:j + 1] > masks[:, j:j + 1], value)
-    return out
+    table = per_sample(classes, x.ndim)
+    for j in range(masks.shape[1]):  # ascending: the highest gaining class is written last
+        out = blend(new_masks[:, j:j + 1] > masks[:, j:j + 1], table[:, j:j + 1].to(out.dtype), out)
+    if fmt == "index":
+        return out
+    return torch.where(lost | any_class(new_masks > masks), from_index(out, fmt, x), x)
 
 
 def _fill(x: torch.Tensor, where: torch.Tensor, value: int) -> torch.Tensor:
@@ -215,24 +299,59 @@ def blend(where: torch.Tensor, new, old: torch.Tensor) -> torch.Tensor:
     return old + where.view(torch.uint8) * (new - old)  # new - old wraps mod 256: exact
 
 
+def _not_inferable(table: torch.Tensor, background: bool) -> str | None:
+    """What keeps a ``(B, K')`` table from being classes :func:`resolve_classes` could infer, or None."""
+    ascending = bool((table[:, 1:] > table[:, :-1]).all())
+    if ascending and (not background or bool((table[:, :1] == 0).all())):
+        return None
+    return f"must hold ascending classes{', background 0 first,' if background else ''} in each row"
+
+
 class LabelTransform(BatchTransform):
     """Base of the transforms of label keys: label format and class selection.
 
     ``include_background`` says whether the default classes (``classes=None``)
-    start at 0 or at 1.
+    start at 0 or at 1. ``draws_per_class``: the draw holds the classes it was
+    made for (``params["classes"]``), so ``make_params`` reads the labels
+    when it infers them.
     """
 
     include_background = False
+    draws_per_class = False
 
     def _setup_labels(self, classes, num_classes, label_format, min_classes: int = 2) -> None:
         self.classes = check_classes(classes)
         self.num_classes = check_num_classes(num_classes, minimum=min_classes)
         self.label_format = check_label_format(label_format)
-        if self.label_format == "index" and self.classes is None and self.num_classes is None:
-            raise ValueError("index labels need num_classes= or classes=")
+
+    def _format(self, x: torch.Tensor) -> str:
+        """The format of label map ``x`` (shape information only)."""
+        return label_format_of(x, self.label_format, type(self).__name__)
 
     def _labels(self, x: torch.Tensor) -> tuple[str, tuple[int, ...]]:
-        """The format of label map ``x`` and the classes to work on."""
-        owner = type(self).__name__
-        fmt = label_format_of(x, self.label_format, owner)
-        return fmt, resolve_classes(x, fmt, self.classes, self.num_classes, self.include_background, owner)
+        """The format of label map ``x`` and the classes to work on (one read when they are inferred)."""
+        fmt = self._format(x)
+        return fmt, resolve_classes(x, fmt, self.classes, self.num_classes, self.include_background,
+                                    type(self).__name__)
+
+    def _class_param(self, batch: torch.Tensor, background: bool = False) -> tuple[Param, int | str]:
+        """The ``"classes"`` parameter of a per-class draw for ``batch``, and the size of its class axis.
+
+        The classes of :meth:`_labels`, background added with ``background``:
+        those the arguments and the shape fix (checked on the CPU), else any
+        ascending classes that inference could find (a named size).
+        """
+        known = configured_classes(batch, self._format(batch), self.classes, self.num_classes,
+                                   self.include_background, type(self).__name__)
+        if known is None:
+            first = 0 if background or self.include_background else 1
+            return Param(torch.int64, ("classes",), first, CLASS_LIMIT - 1,
+                         lambda table: _not_inferable(table, background)), "classes"
+        known = tuple(sorted({0, *known})) if background else known
+
+        def configured(table):
+            if not torch.equal(table, class_table(known, table.device, table.shape[0])):
+                return f"must hold the classes {known} of these labels in each row"
+            return None
+
+        return Param(torch.int64, (len(known),), values=configured), len(known)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -11,6 +12,7 @@ from .. import ndimage
 from .._checks import MODES, is_int
 from ._base import (
     BatchTransform,
+    Param,
     check_choices,
     check_int_range,
     check_probability,
@@ -20,7 +22,17 @@ from ._base import (
     uniform,
 )
 from ._distances import FOOTPRINTS, morph_step
-from ._labels import LabelTransform, blend, class_masks, from_index, recombine, take, to_index
+from ._labels import (
+    LabelTransform,
+    any_class,
+    blend,
+    class_masks,
+    class_table,
+    from_index,
+    recombine,
+    take_best,
+    to_index,
+)
 
 __all__ = ["RandLabelMorphology", "RandGreyMorphology", "FillHoles"]
 
@@ -49,11 +61,26 @@ class RandLabelMorphology(LabelTransform):
         All classes are transformed from the input label map, then combined:
         a voxel that a class gains is taken from whatever class held it; when
         several classes gain one voxel the highest class value wins; a voxel
-        that a class loses and no class gains becomes ``fill_value``.
+        that a class loses and no class gains becomes ``fill_value``. Every
+        other voxel keeps its value, so a sample or class that is not drawn
+        is returned exactly.
 
     Labels: ``label_format`` ``"index"`` ``(B, 1, ...)`` or ``"onehot"``
     ``(B, K, ...)``; None infers index for one channel, one-hot otherwise.
-    Output has the input's format and dtype. One-hot labels are read by argmax.
+    Output has the input's format and dtype. The mask of a one-hot class is
+    its channel (non-zero). A one-hot voxel that a drawn class gains or loses
+    becomes one-hot (its class as above: overlapping classes there are
+    resolved, the highest gaining class or ``fill_value``); every other voxel
+    keeps all its channels, overlaps and voxels of no class included.
+
+    Classes (see :mod:`morphaug.transforms`): ``classes``; else the one-hot
+    channels ``1 .. K-1``, or ``1 .. num_classes-1`` for index labels; else
+    the foreground classes present in the index labels of the batch (of the
+    first label key of the call), read once per call from the data (free on
+    the CPU, one sync on an accelerator; ``num_classes=`` avoids it). Values
+    that are no class (negative, fractions) are kept, unless a class gains
+    their voxels. The draw holds its classes, so every key of the call and a
+    replay use them.
 
     Args:
         keys: label keys.
@@ -63,15 +90,16 @@ class RandLabelMorphology(LabelTransform):
             (as :mod:`morphaug.footprints`).
         prob: per-sample probability.
         prob_per_class: probability that a class of a transformed sample is changed.
-        classes: class values to transform; default the foreground ``1 .. K-1``.
+        classes: class values to transform; default: see Classes.
         fill_value: class value of voxels a class loses (background).
         num_classes: ``K`` for index labels when ``classes`` is None.
         label_format: None, ``"index"`` or ``"onehot"``.
         allow_missing_keys, generator: see :class:`BatchTransform`.
 
-    Params (``last_params``): ``apply (B,)`` bool; ``class_apply``, ``op``
-    (index into ``ops``), ``footprint`` (index into ``footprint``) and
-    ``radius``, each ``(B, K')`` for the ``K'`` selected classes.
+    Params (``last_params``): ``apply (B,)`` bool; ``classes`` (the class
+    values, int64), ``class_apply`` (bool), ``op`` (index into ``ops``),
+    ``footprint`` (index into ``footprint``) and ``radius``, each
+    ``(B, K')`` for the ``K'`` selected classes.
 
     Radii cost nothing extra: each step is one batched call over all samples
     and classes, each with its own radius and footprint: the native
@@ -92,6 +120,7 @@ class RandLabelMorphology(LabelTransform):
 
     _repr_fields = ("ops", "radius", "footprint", "prob", "prob_per_class", "classes", "fill_value",
                     "num_classes", "label_format")
+    draws_per_class = True
 
     def __init__(self, keys, ops=LABEL_OPS, radius=(1, 3), footprint=FOOTPRINTS, prob: float = 0.5,
                  prob_per_class: float = 1.0, classes=None, fill_value: int = 0, num_classes=None,
@@ -107,34 +136,39 @@ class RandLabelMorphology(LabelTransform):
         self.fill_value = int(fill_value)
         self._setup_labels(classes, num_classes, label_format)
 
-    def _labels(self, x):
-        fmt, classes = super()._labels(x)
-        if fmt == "onehot" and self.fill_value >= x.shape[1]:
+    def _format(self, x):
+        fmt = super()._format(x)
+        if fmt == "onehot" and 0 < x.shape[1] <= self.fill_value:  # without channels, nothing is filled
             raise ValueError(f"{type(self).__name__}: fill_value={self.fill_value} is not a channel of "
                              f"one-hot labels with {x.shape[1]} channels")
-        return fmt, classes
+        return fmt
 
     def make_params(self, batch, generator=None):
         params = super().make_params(batch, generator)
-        shape = (batch.shape[0], len(self._labels(batch)[1]))
+        classes = self._labels(batch)[1]
+        shape = (batch.shape[0], len(classes))
         device = batch.device
+        params["classes"] = class_table(classes, device, batch.shape[0])
         params["class_apply"] = uniform(shape, generator, device) < self.prob_per_class
         params["op"] = randint(0, len(self.ops) - 1, shape, generator, device)
         params["footprint"] = randint(0, len(self.footprint) - 1, shape, generator, device)
         params["radius"] = randint(*self.radius, shape, generator, device)
         return params
 
+    def param_spec(self, batch):
+        spec = super().param_spec(batch)
+        spec["classes"], size = self._class_param(batch)
+        spec.update(class_apply=Param(torch.bool, (size,)),
+                    op=Param(torch.int64, (size,), 0, len(self.ops) - 1),
+                    footprint=Param(torch.int64, (size,), 0, len(self.footprint) - 1),
+                    radius=Param(torch.int64, (size,), 0, math.inf))
+        return spec
+
     def apply(self, x, params):
-        fmt, classes = self._labels(x)
-        if params["op"].shape[1] != len(classes):
-            raise ValueError(f"{type(self).__name__}: params were drawn for {params['op'].shape[1]} "
-                             f"classes, these labels have {len(classes)} ({classes})")
-        index = to_index(x, fmt)
-        masks = class_masks(index, "index", classes)
-        new_masks = self._morph(masks, params)
-        out = from_index(recombine(index, masks, new_masks, classes, self.fill_value), fmt, x)
-        # skipped samples already have radius 0; the blend also keeps them bit-exact (e.g. invalid one-hot)
-        return blend(per_sample(params["apply"], x.ndim), out, x)
+        fmt = self._format(x)
+        masks = class_masks(x, fmt, params["classes"])
+        # a skipped sample or class has radius 0: unchanged, and recombine keeps it exactly
+        return recombine(x, fmt, masks, self._morph(masks, params), params["classes"], self.fill_value)
 
     def _morph(self, masks: torch.Tensor, params) -> torch.Tensor:
         """The drawn op on each ``(sample, class)`` mask of ``masks (B, K', *spatial)``."""
@@ -161,12 +195,20 @@ class RandGreyMorphology(BatchTransform):
     ``erosion``/``dilation`` (``grey_erosion``/``grey_dilation``),
     ``opening``/``closing`` (``grey_opening``/``grey_closing``),
     ``white_tophat``, ``black_tophat`` and ``gradient``
-    (``morphological_gradient``). Every op in ``ops`` is computed on the
-    whole batch with the per-sample footprints and each sample takes its own
-    with ``torch.where``: no host sync, no loop over samples.
+    (``morphological_gradient``). Each op is computed once on the whole
+    batch with the per-sample footprints and each sample takes its own with
+    ``torch.where``: no host sync, no loop over samples. On the CPU, where
+    reading the draw is free, only the ops some transformed sample drew are
+    computed; on an accelerator every op in ``ops`` is (knowing which were
+    drawn would be a host sync).
+
+    Bool images follow SciPy: the top-hats are exclusive ors, and
+    ``gradient`` is not defined (NumPy has no boolean subtract), so a bool
+    image with ``"gradient"`` in ``ops`` raises ``TypeError`` whatever is
+    drawn.
 
     Args:
-        keys: image keys (float or integer intensities, dtype preserved).
+        keys: image keys (float, integer or bool intensities, dtype preserved).
         ops: op names to draw from (see above).
         radius: int or inclusive range ``(low, high)`` of radii (``>= 1``).
         footprint: shape names to draw from: ``ball``, ``cube``, ``cross``.
@@ -215,24 +257,49 @@ class RandGreyMorphology(BatchTransform):
         params["footprints"] = draw.footprints.to(device)
         return params
 
+    def param_spec(self, batch):
+        spec = super().param_spec(batch)
+        spec.update(op=Param(torch.int64, (), 0, len(self.ops) - 1),
+                    footprint=Param(torch.int64, (), 0, len(self.footprint) - 1),
+                    radius=Param(torch.int64, (), 1, self.radius[1]),  # what the footprints' box holds
+                    footprints=Param(torch.bool, (2 * self.radius[1] + 1,) * (batch.ndim - 2)))
+        return spec
+
+    def _check_input(self, x, role, where):
+        if x.dtype == torch.bool and "gradient" in self.ops:
+            raise TypeError(
+                f"{type(self).__name__}: {where} is a bool image, on which 'gradient' (in ops) is not defined "
+                "(scipy.ndimage.morphological_gradient raises: NumPy has no boolean subtract); drop it from "
+                "ops or cast the image"
+            )
+
     def apply(self, x, params):
         results = self._ops(x, params["footprints"])
         op = per_sample(params["op"], x.ndim)
         out = x
-        for i, name in enumerate(self.ops):
-            out = torch.where(op == i, results(name), out)
+        for i in self._drawn_ops(params):
+            out = torch.where(op == i, results(self.ops[i]), out)
         return blend(per_sample(params["apply"], x.ndim), out, x)
+
+    def _drawn_ops(self, params) -> list[int]:
+        """The indices of the ops to compute: on the CPU those some transformed sample drew (read for
+        free), elsewhere every op (reading the draw would be a host sync)."""
+        if params["op"].device.type != "cpu":
+            return list(range(len(self.ops)))
+        return sorted(set(params["op"][params["apply"]].tolist()))
 
     def _ops(self, x: torch.Tensor, footprints: torch.Tensor):
         """``result(name)``: op ``name`` on the whole batch, computing each erosion/dilation once."""
         kwargs = {"footprint": footprints, "mode": self.mode, "cval": self.cval}
+        # a bool image's difference is an exclusive or, as in SciPy's top-hats
+        minus = (lambda a, b: a ^ b) if x.dtype == torch.bool else (lambda a, b: a - b)
         recipes = {
             "erosion": lambda: ndimage.grey_erosion(x, **kwargs),
             "dilation": lambda: ndimage.grey_dilation(x, **kwargs),
             "opening": lambda: ndimage.grey_dilation(result("erosion"), **kwargs),  # as scipy's grey_opening
             "closing": lambda: ndimage.grey_erosion(result("dilation"), **kwargs),  # as scipy's grey_closing
-            "white_tophat": lambda: x - result("opening"),
-            "black_tophat": lambda: result("closing") - x,
+            "white_tophat": lambda: minus(x, result("opening")),
+            "black_tophat": lambda: minus(result("closing"), x),
             "gradient": lambda: result("dilation") - result("erosion"),
         }
         cache = {}
@@ -261,7 +328,10 @@ class FillHoles(LabelTransform):
 
     Args:
         keys: label keys (index or one-hot, see :class:`RandLabelMorphology`).
-        classes: class values to fill; default the foreground ``1 .. K-1``.
+        classes: class values to fill; default the foreground classes: ``1 .. K-1``
+            for one-hot labels and with ``num_classes``, else those present in
+            each index label map (read from the data once per key and call:
+            free on the CPU, one sync on an accelerator).
         connectivity: 1 (faces) .. ndim (full) connectivity of the background.
         num_classes, label_format, allow_missing_keys: as in :class:`RandLabelMorphology`.
 
@@ -288,18 +358,22 @@ class FillHoles(LabelTransform):
     def make_params(self, batch, generator=None):
         return {}
 
+    def param_spec(self, batch):
+        return {}
+
     def apply(self, x, params):
-        fmt, classes = self._labels(x)
         ndim = x.ndim - 2
         if self.connectivity > ndim:
             raise ValueError(f"{type(self).__name__}: connectivity={self.connectivity} exceeds the {ndim} spatial axes")
+        fmt, classes = self._labels(x)
         index = to_index(x, fmt)
-        masks = class_masks(index, "index", classes)
+        table = class_table(classes, x.device)
+        masks = class_masks(index, "index", table)
         # a host element, read on the host: symmetric, so the fill takes the native kernel
         # or the torch backend's component labelling (an element on the device would take plain steps)
         structure = ndimage.generate_binary_structure(ndim, self.connectivity)
         filled = ndimage.binary_fill_holes(masks, structure=structure)
         holes = filled & ~masks & (index == 0)
         size = filled.sum(dim=tuple(range(2, x.ndim)), keepdim=True)
-        innermost = torch.where(holes, size, torch.iinfo(size.dtype).max).argmin(dim=1, keepdim=True)
-        return from_index(take(classes, innermost, holes.any(dim=1, keepdim=True), index), fmt, x)
+        smallest = torch.where(holes, -size, torch.iinfo(size.dtype).min)  # the innermost class scores highest
+        return from_index(take_best(table, smallest, any_class(holes), index), fmt, x)

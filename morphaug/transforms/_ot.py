@@ -14,9 +14,10 @@ it part of the way toward its partner along an optimal-transport path:
 A batch of one sample pairs the sample with itself: both transforms then
 return it unchanged.
 
-Host syncs: the transforms add none, but :mod:`morphaug.ot` validates its
-histograms on the host and checks convergence every 10 iterations (one host
-sync each), as POT does.
+Host syncs: :class:`RandWassersteinMix` reads the classes of index labels
+when ``num_classes`` is not given (see :mod:`morphaug.transforms`), and
+:mod:`morphaug.ot` validates its histograms on the host and checks
+convergence every 10 iterations (one host sync each), as POT does.
 """
 
 from __future__ import annotations
@@ -29,13 +30,23 @@ import torch
 from ..ot import sinkhorn, wasserstein_barycenter
 from ._base import (
     BatchTransform,
+    Param,
     _check_keys,
     _check_roles,
     check_float_range,
     per_sample,
     uniform,
 )
-from ._labels import LabelTransform, class_masks, from_index, spatial_dims, take, to_index
+from ._labels import (
+    LabelTransform,
+    any_class,
+    class_masks,
+    class_table,
+    from_index,
+    spatial_dims,
+    take_best,
+    to_index,
+)
 
 __all__ = ["RandHistogramTransfer", "RandWassersteinMix", "draw_partners"]
 
@@ -62,12 +73,9 @@ def draw_partners(batch_size: int, generator: torch.Generator | None, device: to
     return torch.empty_like(order).scatter_(0, order, order.roll(-1))
 
 
-def _check_partner(params, batch_size: int, owner: str) -> torch.Tensor:
-    partner = params["partner"]
-    if partner.shape != (batch_size,) or partner.dtype not in (torch.int64, torch.int32):
-        raise ValueError(f"{owner}: params['partner'] must be (B,) = ({batch_size},) int64 sample indices, "
-                         f"got {tuple(partner.shape)} {partner.dtype}")
-    return partner.long()
+def _partner_param(batch: torch.Tensor) -> Param:
+    """``params["partner"]``: ``(B,)`` indices of samples of ``batch``."""
+    return Param(torch.int64, (), 0, batch.shape[0] - 1)
 
 
 def _work_dtype(x: torch.Tensor, owner: str) -> torch.dtype:
@@ -201,11 +209,17 @@ class RandHistogramTransfer(BatchTransform):
         params["strength"] = low + (high - low) * uniform((batch_size,), generator, device)
         return params
 
+    def param_spec(self, batch):
+        return {**super().param_spec(batch), "partner": _partner_param(batch),
+                "strength": Param(torch.float32, (), 0.0, 1.0)}
+
     def apply(self, x, params):
         owner = type(self).__name__
         work = _work_dtype(x, owner)
-        partner = _check_partner(params, x.shape[0], owner)
-        mapped = self._transport_map(x.reshape(*x.shape[:2], -1).to(work), partner).reshape(x.shape)
+        partner = params["partner"]
+        if not x.numel():  # no histogram to transport (morphaug.ot solves no empty problem)
+            return x.clone()
+        mapped = self._transport_map(x.flatten(2).to(work), partner).reshape(x.shape)
         strength = per_sample(params["strength"], x.ndim).to(work)
         y = _cast_like(torch.lerp(x.to(work), mapped, strength), x)
         keep = ~params["apply"] | (partner == torch.arange(x.shape[0], device=x.device))
@@ -265,7 +279,8 @@ class RandWassersteinMix(LabelTransform):
         mass-preserving threshold; exact ties in raster order). A voxel
         claimed by several classes goes to the one with the largest density
         (the lowest class on ties), so colliding classes may end up with
-        fewer voxels; a voxel claimed by none is background (0). A class present
+        fewer voxels; a voxel claimed by none is background (0), so values
+        that are no class (negative ones) do not survive a mix. A class present
         in only one of the two samples is not transported: its mask is
         interpolated toward itself, so it shrinks (or grows) to ``m_k``
         voxels around its densest part. The endpoints are exact: ``w = 0``
@@ -299,7 +314,10 @@ class RandWassersteinMix(LabelTransform):
         reg: entropic regularisation (> 0), see above.
         max_iter, tol: barycenter iterations and stopping threshold (see
             :func:`morphaug.ot.wasserstein_barycenter`).
-        num_classes: ``K`` for index labels (needed: it is never read from the data).
+        num_classes: ``K`` for index labels; default: the foreground classes
+            present in each index label map, read from the data (free on the
+            CPU, one sync per label key on an accelerator; see
+            :mod:`morphaug.transforms`).
         label_format: None (index for one channel, one-hot otherwise), ``"index"`` or ``"onehot"``.
         allow_missing_keys, generator: see :class:`BatchTransform`.
 
@@ -371,9 +389,13 @@ class RandWassersteinMix(LabelTransform):
         params["weight"] = low + (high - low) * uniform((batch_size,), generator, device)
         return params
 
+    def param_spec(self, batch):
+        return {**super().param_spec(batch), "partner": _partner_param(batch),
+                "weight": Param(torch.float32, (), 0.0, 1.0)}
+
     def apply(self, x, params):
         """Images, mixed linearly: ``(1 - w) x_b + w x_p``."""
-        partner = _check_partner(params, x.shape[0], type(self).__name__)
+        partner = params["partner"]
         work = _work_dtype(x, type(self).__name__)
         weight = per_sample(params["weight"], x.ndim).to(work)
         mixed = _cast_like(torch.lerp(x.to(work), x[partner].to(work), weight), x)
@@ -381,7 +403,7 @@ class RandWassersteinMix(LabelTransform):
 
     def apply_label(self, x, params):
         """Label maps, mixed along the Wasserstein geodesics of their classes."""
-        partner = _check_partner(params, x.shape[0], type(self).__name__)
+        partner = params["partner"]
         return self._endpoints(x, partner, params, self._mix_labels(x, partner, params["weight"]))
 
     def _endpoints(self, x: torch.Tensor, partner: torch.Tensor, params, mixed: torch.Tensor) -> torch.Tensor:
@@ -394,7 +416,10 @@ class RandWassersteinMix(LabelTransform):
     def _mix_labels(self, x: torch.Tensor, partner: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
         fmt, classes = self._labels(x)
         index = to_index(x, fmt)
-        masks = class_masks(index, "index", classes)  # (B, K', *spatial)
+        table = class_table(classes, x.device)
+        masks = class_masks(index, "index", table)  # (B, K', *spatial)
+        if not masks.numel():  # no class, sample or voxel: nothing to transport, and nothing claimed
+            return from_index(torch.zeros_like(index), fmt, x)
         dims = spatial_dims(masks)
         shape = masks.shape[2:]
         dtype = torch.float32 if self.reg >= FLOAT32_REG else torch.float64
@@ -424,6 +449,5 @@ class RandWassersteinMix(LabelTransform):
                                                 .expand_as(order))
         claims = (rank < volume.flatten(2)).view(density.shape)
         score = torch.where(claims, density, -1.0)
-        mixed = take(classes, score.argmax(dim=1, keepdim=True), claims.any(dim=1, keepdim=True),
-                     torch.zeros_like(index))
+        mixed = take_best(table, score, any_class(claims), torch.zeros_like(index))
         return from_index(mixed, fmt, x)

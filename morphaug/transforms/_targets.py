@@ -8,7 +8,7 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from ._base import check_float_range, check_int_range, normal, per_sample, randint, uniform
+from ._base import Param, check_float_range, check_int_range, normal, per_sample, randint, uniform
 from ._distances import (
     FOOTPRINTS,
     METRICS,
@@ -17,7 +17,17 @@ from ._distances import (
     signed_distance,
     within_radius,
 )
-from ._labels import LabelTransform, any_spatial, class_masks, from_index, spatial_dims, take, to_index
+from ._labels import (
+    LabelTransform,
+    any_class,
+    any_spatial,
+    class_masks,
+    class_table,
+    from_index,
+    spatial_dims,
+    take_best,
+    to_index,
+)
 
 __all__ = ["DistanceMap", "LabelBoundary", "RandBoundaryJitter"]
 
@@ -27,9 +37,10 @@ class _LabelTarget(LabelTransform):
 
     include_background = True
 
-    def _masks(self, x: torch.Tensor) -> torch.Tensor:
+    def _masks(self, x: torch.Tensor) -> tuple[str, torch.Tensor]:
+        """The format of ``x`` and the masks ``(B, K', *spatial)`` of its classes."""
         fmt, classes = self._labels(x)
-        return class_masks(x, fmt, classes)
+        return fmt, class_masks(x, fmt, class_table(classes, x.device))
 
 
 class DistanceMap(_LabelTarget):
@@ -59,7 +70,10 @@ class DistanceMap(_LabelTarget):
             ``"diagonal"``: divide by ``D``, so values lie in ``[-1, 1]``.
         clip: None, ``c > 0`` for ``[-c, c]``, or ``(low, high)``.
         classes: class values (one-hot channels); default every class,
-            background included.
+            background included: the one-hot channels, ``0 .. num_classes-1``,
+            else background and the classes present in each index label map
+            (read from the data once per key and call: free on the CPU, one
+            sync on an accelerator; the maps then follow the data).
         sampling: voxel spacing per spatial axis (Euclidean only).
         num_classes, label_format, allow_missing_keys: as in :class:`RandLabelMorphology`.
 
@@ -110,6 +124,9 @@ class DistanceMap(_LabelTarget):
     def make_params(self, batch, generator=None):
         return {}
 
+    def param_spec(self, batch):
+        return {}
+
     def _sampling(self, ndim: int):
         if self.sampling is None or len(self.sampling) == ndim:
             return self.sampling
@@ -118,9 +135,8 @@ class DistanceMap(_LabelTarget):
         raise ValueError(f"{type(self).__name__}: sampling {self.sampling} does not match {ndim} spatial axes")
 
     def apply(self, x, params):
-        fmt, classes = self._labels(x)
-        masks = class_masks(x, fmt, classes)
         sampling = self._sampling(x.ndim - 2)
+        fmt, masks = self._masks(x)
         diagonal = no_distance(x.shape[2:], self.metric, sampling)
         if self.signed:
             distance = signed_distance(masks, self.metric, sampling, x if fmt == "index" else None)
@@ -158,7 +174,7 @@ class LabelBoundary(_LabelTarget):
         thickness: int or inclusive range ``(low, high)`` (``>= 1``), drawn per sample.
         side: ``"inner"``, ``"outer"`` or ``"both"``.
         classes: class values (one-hot channels); default every class,
-            background included.
+            background included, as in :class:`DistanceMap`.
         prob: per-sample probability; a skipped sample's maps are all zero.
         footprint: ``"ball"``, ``"cube"`` or ``"cross"``.
         num_classes, label_format, allow_missing_keys, generator: as in
@@ -197,8 +213,11 @@ class LabelBoundary(_LabelTarget):
         params["thickness"] = randint(*self.thickness, (batch.shape[0],), generator, batch.device)
         return params
 
+    def param_spec(self, batch):
+        return {**super().param_spec(batch), "thickness": Param(torch.int64, (), 1, math.inf)}
+
     def apply(self, x, params):
-        masks = self._masks(x)
+        _, masks = self._masks(x)
         thickness = per_sample(params["thickness"], masks.ndim)
         footprint = torch.zeros_like(thickness)  # the one footprint, self.footprint
         boundary = torch.zeros_like(masks)
@@ -223,6 +242,8 @@ def smooth_noise(shape, sigma: float, generator, device) -> torch.Tensor:
     """
     radius = math.ceil(4.0 * sigma)
     spatial = shape[2:]
+    if not math.prod(shape):  # no voxel to filter
+        return normal(shape, generator, device)
     noise = normal((*shape[:2], *(n + 2 * radius for n in spatial)), generator, device)
     if radius == 0:
         return noise
@@ -257,12 +278,15 @@ class RandBoundaryJitter(LabelTransform):
             standard deviation in voxels, drawn per sample.
         smoothness: standard deviation of the Gaussian filter in voxels (``>= 0``).
         prob: per-sample probability.
-        classes: classes whose boundaries move; default the foreground ``1 .. K-1``.
+        classes: classes whose boundaries move; default the foreground
+            classes, as in :class:`RandLabelMorphology` (present in the index
+            labels: read once per call, kept in the draw).
         num_classes, label_format, allow_missing_keys, generator: as in
             :class:`RandLabelMorphology`.
 
-    Params (``last_params``): ``apply`` and ``magnitude``, ``(B,)``; ``field``
-    ``(B, K'', *spatial)`` float32, ``g_k`` for the sorted candidate classes.
+    Params (``last_params``): ``apply`` and ``magnitude``, ``(B,)``;
+    ``classes (B, K'')`` int64, the sorted candidate classes, and ``field``
+    ``(B, K'', *spatial)`` float32, ``g_k`` for each of them.
 
     Example:
         >>> import torch
@@ -276,6 +300,7 @@ class RandBoundaryJitter(LabelTransform):
     """
 
     _repr_fields = ("magnitude", "smoothness", "prob", "classes", "num_classes", "label_format")
+    draws_per_class = True
 
     def __init__(self, keys, magnitude=(0.0, 2.0), smoothness: float = 4.0, prob: float = 0.5,
                  classes=None, num_classes=None, label_format=None, *, allow_missing_keys: bool = False,
@@ -287,29 +312,34 @@ class RandBoundaryJitter(LabelTransform):
         self.smoothness = float(smoothness)
         self._setup_labels(classes, num_classes, label_format)
 
-    def _candidates(self, x: torch.Tensor) -> tuple[str, tuple[int, ...]]:
-        """The label format and the competing classes: ``classes`` and background."""
-        fmt, classes = self._labels(x)
-        return fmt, tuple(sorted({0, *classes}))
+    def _candidates(self, x: torch.Tensor) -> tuple[int, ...]:
+        """The competing classes: ``classes`` and background (one read when they are inferred)."""
+        return tuple(sorted({0, *self._labels(x)[1]}))
 
     def make_params(self, batch, generator=None):
         params = super().make_params(batch, generator)
         batch_size, device = batch.shape[0], batch.device
+        candidates = self._candidates(batch)
+        params["classes"] = class_table(candidates, device, batch_size)
         low, high = self.magnitude
         params["magnitude"] = low + (high - low) * uniform((batch_size,), generator, device)
-        shape = (batch_size, len(self._candidates(batch)[1]), *batch.shape[2:])
+        shape = (batch_size, len(candidates), *batch.shape[2:])
         params["field"] = smooth_noise(shape, self.smoothness, generator, device)
         return params
 
+    def param_spec(self, batch):
+        spec = super().param_spec(batch)
+        spec["classes"], size = self._class_param(batch, background=True)
+        spec["magnitude"] = Param(torch.float32, (), 0.0, math.inf)
+        spec["field"] = Param(torch.float32, (size, *batch.shape[2:]))
+        return spec
+
     def apply(self, x, params):
-        fmt, candidates = self._candidates(x)
-        field = params["field"]
-        if field.shape[1:] != (len(candidates), *x.shape[2:]):
-            raise ValueError(f"{type(self).__name__}: params['field'] has shape {tuple(field.shape)}, "
-                             f"expected (B, {len(candidates)}, *{tuple(x.shape[2:])})")
+        fmt = self._format(x)
+        candidates, field = params["classes"], params["field"]
         index = to_index(x, fmt)
         masks = class_masks(index, "index", candidates)
         score = math.sqrt(2.0) * per_sample(params["magnitude"], field.ndim) * field
         score = score - signed_distance(masks, "euclidean")
-        move = masks.any(dim=1, keepdim=True) & per_sample(params["apply"], x.ndim)
-        return from_index(take(candidates, score.argmax(dim=1, keepdim=True), move, index), fmt, x)
+        move = any_class(masks) & per_sample(params["apply"], x.ndim)
+        return from_index(take_best(candidates, score, move, index), fmt, x)
