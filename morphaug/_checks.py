@@ -3,14 +3,16 @@
 An integer argument is any integral value (Python's, NumPy's, anything with
 ``__index__``) except a bool: SciPy rejects ``True`` for a size or a rank.
 :func:`check_int` raises the usual errors; callers with a message of their own
-(a class value, a pair of radii) ask :func:`is_int`.
+(a class value, a pair of radii) ask :func:`is_int`. A probability is checked
+by :func:`check_probability`, in every layer that takes one.
 """
 
 from __future__ import annotations
 
+import numbers
 import operator
 
-__all__ = ["MODES", "is_int", "check_int"]
+__all__ = ["MODES", "is_int", "check_int", "check_probability"]
 
 #: SciPy border modes and the canonical name each one maps to for filters.
 MODES = {
@@ -45,3 +47,10 @@ def check_int(value, name: str, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value
+
+
+def check_probability(value, name: str) -> float:
+    """``value`` as a float in [0, 1]: ValueError naming ``name`` otherwise (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
+    return float(value)

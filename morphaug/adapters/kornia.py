@@ -73,7 +73,7 @@ except ImportError as error:  # pragma: no cover - exercised without Kornia
     raise ImportError("morphaug.adapters.kornia needs Kornia: pip install morphaug[kornia]") from error
 
 from .. import transforms as _core
-from ..transforms._base import check_probability
+from .._checks import check_probability
 from ._common import Adapted, check_flag
 
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",

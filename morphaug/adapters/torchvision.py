@@ -64,7 +64,7 @@ except ImportError as error:  # pragma: no cover - exercised without torchvision
     raise ImportError("morphaug.adapters.torchvision needs torchvision: pip install morphaug[torchvision]") from error
 
 from .. import transforms as _core
-from ..transforms._base import check_probability
+from .._checks import check_probability
 from ._common import Adapted
 
 __all__ = ["RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",

@@ -37,10 +37,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
-from .._checks import is_int
+from .._checks import check_probability, is_int
 
 __all__ = ["BatchTransform", "Param", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample",
-           "check_probability", "check_choices", "check_int_range", "check_float_range"]
+           "check_choices", "check_int_range", "check_float_range"]
 
 #: A key's role: integer/one-hot label maps or float intensities.
 ROLES = ("label", "image")
@@ -79,12 +79,6 @@ def randint(low: int, high: int, shape, generator: torch.Generator | None,
 def per_sample(params: torch.Tensor, ndim: int) -> torch.Tensor:
     """``(B, ...)`` parameters viewed against a ``ndim``-D tensor (trailing size-1 dims)."""
     return params.view(*params.shape, *([1] * (ndim - params.ndim)))
-
-
-def check_probability(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
-    return float(value)
 
 
 def check_choices(values, allowed: Sequence[str], name: str) -> tuple[str, ...]:

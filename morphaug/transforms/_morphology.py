@@ -9,13 +9,12 @@ import torch
 
 from .. import footprints as _footprints
 from .. import ndimage
-from .._checks import MODES, is_int
+from .._checks import MODES, check_probability, is_int
 from ._base import (
     BatchTransform,
     Param,
     check_choices,
     check_int_range,
-    check_probability,
     generator_device,
     per_sample,
     randint,
