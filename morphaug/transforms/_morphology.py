@@ -282,8 +282,9 @@ class RandGreyMorphology(BatchTransform):
 
     def _drawn_ops(self, params) -> list[int]:
         """The indices of the ops to compute: on the CPU those some transformed sample drew (read for
-        free), elsewhere every op (reading the draw would be a host sync)."""
-        if params["op"].device.type != "cpu":
+        free), elsewhere every op (reading the draw would be a host sync), and under torch.compile
+        (a data-dependent read)."""
+        if params["op"].device.type != "cpu" or torch.compiler.is_compiling():
             return list(range(len(self.ops)))
         return sorted(set(params["op"][params["apply"]].tolist()))
 
