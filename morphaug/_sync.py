@@ -23,6 +23,8 @@ READS = {
     "binary fixpoint": "binary ops repeated to a fixpoint (iterations < 1: binary_propagation and "
                        "binary_fill_holes on the torch backend) or more than 4 times: whether the last chunk "
                        "of steps changed anything, once per chunk",
+    "find_objects max_label": "find_objects without max_label (max_label < 1): the batch's largest label, which "
+                              "sizes the result, once per call",
     "ot arguments": "morphaug.ot value checks (finite, non-negative histograms of equal mass, barycentric "
                     "weights, a finite cost), one read per checked argument group, once per call",
     "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact, "
