@@ -152,6 +152,24 @@ def assert_matches_scipy(name, ours: torch.Tensor, x, labels, index):
 
 
 # --------------------------------------------------------------------------- parity
+@pytest.fixture(params=["table", "search"])
+def path(request, monkeypatch):
+    """Both ways to find the labels of an index: a table over its span (an index on the host) and a
+    binary search (an index on an accelerator, spanning more values than a slice has, or traced)."""
+    if request.param == "search":
+        monkeypatch.setattr(_measurements, "_span", lambda *args: None)
+    return request.param
+
+
+def test_an_index_on_the_host_spans_a_table():
+    keys, found = torch.tensor([4, 2, 9, 127]), torch.tensor([True, True, True, False])
+    assert _measurements._span(keys, found, 8) == (2, 9)
+    assert _measurements._span(keys, found, 7) is None  # a table larger than a slice
+    assert _measurements._span(keys.to("meta"), found.to("meta"), 8) is None  # on a device
+    assert _measurements._span(torch.tensor([-2**62]), torch.tensor([True]), 8) is None  # uint64 keys
+
+
+@pytest.mark.usefixtures("path")
 @pytest.mark.parametrize("seed", range(CASES))
 def test_statistics_match_scipy(seed):
     x, labels, index = make_case(seed)
@@ -159,6 +177,7 @@ def test_statistics_match_scipy(seed):
         assert_matches_scipy(name, getattr(ndimage, name)(x, labels, index), x, labels, index)
 
 
+@pytest.mark.usefixtures("path")
 @pytest.mark.parametrize("name", STATISTICS)
 def test_components_of_scipy_label(name):
     """Labels as SciPy's ``label`` numbers them, ~10 per slice, every label of the batch measured:
@@ -177,6 +196,7 @@ def test_components_of_scipy_label(name):
     (torch.uint8, [0, 255, 3, 3, 255, 0], [-1, 255, 256, 3]),
     (torch.bool, [True, False, True, True], [2, 1, -1, 0]),
 ])
+@pytest.mark.usefixtures("path")
 @pytest.mark.parametrize("name", STATISTICS)
 def test_index_values_the_labels_cannot_hold_are_absent(name, dtype, values, index):
     labels = torch.tensor(np.array(values, dtype=torch.empty(0, dtype=dtype).numpy().dtype)).view(1, 1, -1)
@@ -302,6 +322,7 @@ def assert_objects_match_scipy(labels: torch.Tensor, max_label: int, boxes, pres
             assert not boxes[i, j][~present[i, j]].any()
 
 
+@pytest.mark.usefixtures("path")
 @pytest.mark.parametrize("seed", range(CASES))
 def test_find_objects_matches_scipy(seed):
     x, labels, _ = make_case(seed)

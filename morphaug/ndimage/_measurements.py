@@ -53,6 +53,18 @@ SciPy parity
   one-region results); SciPy's index-sequence path skips NaN in ``minimum``
   only (an artefact of its sort), which is not reproduced.
 
+Algorithm and cost
+------------------
+Each voxel gets a column of a ``(B * C, columns)`` table, and one
+``scatter_add_`` (sums) or ``scatter_reduce_`` (``amin``/``amax``) over the
+flat keys fills it: one pass per statistic, per axis for the moments of
+``center_of_mass`` and the bounds of ``find_objects``. An index on the host
+(ints, sequences, arrays, CPU tensors) whose values span no more labels
+than a slice has voxels gets a column per label of its span, found by a
+clamp (SciPy's ``np.bincount`` path); any other index (on an accelerator, a
+wider span, or traced by Dynamo) a column per value, found by
+``torch.searchsorted``. Both give the same results.
+
 Host reads
 ----------
 None, except ``find_objects`` without ``max_label`` on an accelerator (the
@@ -63,6 +75,7 @@ ops throughout: ``torch.compile(fullgraph=True)`` traces them
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
@@ -144,8 +157,9 @@ def _check_labels(labels, input: torch.Tensor) -> torch.Tensor:
 
 
 def _index_keys(index, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """``index`` on ``device`` as :func:`_comparable` keys of labels of ``dtype``, and whether each
-    value is one that such labels can hold (the others are absent)."""
+    """``index`` as :func:`_comparable` keys of labels of ``dtype``, and whether each value is one
+    that such labels can hold (the others are absent); on the host or on ``device``, where the
+    index is."""
     try:
         values = torch.as_tensor(index)
     except (TypeError, ValueError, RuntimeError) as error:
@@ -157,10 +171,24 @@ def _index_keys(index, dtype: torch.dtype, device: torch.device) -> tuple[torch.
                         f"got {values.dtype}")
     if values.device.type != "cpu" and values.device != device:
         raise ValueError(f"index is on {values.device}, expected the input's device {device} or the CPU")
-    values = values.to(device=device, dtype=torch.int64)
+    values = values.to(torch.int64)
     low, high = _range(dtype)
     found = (values >= low) & (values <= high)
     return _comparable(values.clamp(low, high).to(dtype)), found
+
+
+def _span(keys: torch.Tensor, found: torch.Tensor, voxels: int) -> tuple[int, int] | None:
+    """The lowest and highest index key that labels can hold, when the index is on the host (read
+    for free) and spans at most ``voxels`` values, so that a table over the span is no larger than
+    the input, within ``2**62`` of 0 (the table's offsets stay within int64: not uint64 labels);
+    None otherwise and while Dynamo traces (a binary search then finds the labels)."""
+    if keys.device.type != "cpu" or torch.compiler.is_compiling():
+        return None
+    held = keys[found].tolist()
+    if not held:
+        return None
+    low, high = min(held), max(held)
+    return (low, high) if high - low < voxels and -2**62 < low and high < 2**62 else None
 
 
 # ---------------------------------------------------------------- regions
@@ -181,17 +209,22 @@ class _Regions(NamedTuple):
         return len(self.shape) == 2
 
 
-def _keyed(slot: torch.Tensor, input: torch.Tensor, slots: int, pick: torch.Tensor, shape) -> _Regions:
-    """The regions of the ``slot`` of each voxel (labels' shape, broadcast to the input's)."""
+def _keyed(slot: torch.Tensor, input: torch.Tensor, slots: int, pick: torch.Tensor, shape,
+           first: int = 0) -> _Regions:
+    """The regions of the ``slot`` of each voxel (labels' shape, broadcast to the input's), the
+    table's first column being slot ``first``."""
     b, c = input.shape[:2]
-    rows = torch.arange(0, b * c * slots, slots, device=input.device).view(b, c, *[1] * (input.ndim - 2))
-    return _Regions((slot.expand(input.shape) + rows).reshape(-1), slots, pick, tuple(shape))
+    rows = torch.arange(-first, b * c * slots - first, slots, device=input.device)
+    key = slot.expand(input.shape) + rows.view(b, c, *[1] * (input.ndim - 2))
+    return _Regions(key.reshape(-1), slots, pick, tuple(shape))
 
 
 def _regions(input: torch.Tensor, labels, index) -> _Regions:
     """SciPy's regions: the whole slice (``labels`` None), the positive labels (``index`` None), or
-    one per value of ``index``, whose table also has a column for the other labels and one that
-    nothing reaches (for the values that labels cannot hold)."""
+    one per value of ``index``. The table of an index has columns for the other labels and one that
+    nothing reaches, picked by the values that labels cannot hold. It spans the index's range when
+    :func:`_span` allows (SciPy's ``np.bincount`` of small labels), else a column per index value,
+    found by a binary search (SciPy's ``np.unique`` path)."""
     batch = tuple(input.shape[:2])
     first = torch.zeros(1, dtype=torch.int64, device=input.device)
     if labels is None:
@@ -203,13 +236,21 @@ def _regions(input: torch.Tensor, labels, index) -> _Regions:
         return _keyed(outside, input, 2, first, batch)
     values, found = _index_keys(index, labels.dtype, input.device)
     shape = batch + tuple(values.shape)
-    table = values.flatten().sort().values
+    span = _span(values, found, math.prod(input.shape[2:]))
+    values, found = values.flatten().to(input.device), found.flatten().to(input.device)
+    if span is not None:  # columns: the labels below, low .. high, above, none
+        low, high = span
+        bits = torch.iinfo(keys.dtype)  # a bound beyond the dtype: no label lies there
+        slot = keys.clamp(max(low - 1, bits.min), min(high + 1, bits.max))
+        pick = (values.long() - (low - 1)).masked_fill_(~found, high - low + 3)
+        return _keyed(slot, input, high - low + 4, pick, shape, first=low - 1)
+    table = values.sort().values
     k = table.numel()
     if k == 0:  # no label to measure: the one-region table, picked by no result
         return _Regions(None, 1, first[:0], shape)
     slot = torch.searchsorted(table, keys.contiguous())  # a value's first entry: duplicates share it
     slot.masked_fill_(table[slot.clamp_max(k - 1)] != keys, k)
-    pick = torch.searchsorted(table, values.flatten()).masked_fill_(~found.flatten(), k + 1)
+    pick = torch.searchsorted(table, values).masked_fill_(~found, k + 1)
     return _keyed(slot, input, k + 2, pick, shape)
 
 
@@ -517,14 +558,9 @@ def find_objects(input, max_label=0):
     if input.dtype not in _LABEL_DTYPES:
         raise TypeError(f"input must be an integer or bool label map, got {input.dtype}")
     max_label = check_int(max_label, "max_label")
-    keys = _comparable(input)
     if max_label < 1:
-        max_label = max(0, _largest(keys, input.dtype))
-    zero = _key_of(0, input.dtype)
-    inside = (keys > zero) & (keys <= _key_of(min(max_label, _range(input.dtype)[1]), input.dtype))
-    slot = torch.where(inside, keys.to(torch.int64) - zero, 0)
-    labels = torch.arange(1, max_label + 1, device=input.device)
-    regions = _keyed(slot, input, max_label + 1, labels, input.shape[:2] + (max_label,))
+        max_label = max(0, _largest(_comparable(input), input.dtype))
+    regions = _regions(input, input, list(range(1, max_label + 1)))
     starts, stops = [], []
     for axis, n in enumerate(input.shape[2:]):
         coordinate = torch.arange(n, device=input.device).view(n, *[1] * (input.ndim - 3 - axis))
