@@ -95,22 +95,18 @@ _INT64_MAX = 2**63 - 1
 _TEXTS = {
     "input": """\
     input : torch.Tensor
-        ``(B, C, *spatial)`` values: bool, any integer dtype or floating.
-""",
+        ``(B, C, *spatial)`` values: bool, any integer dtype or floating.""",
     "labels": """\
     labels : torch.Tensor, optional
         Integer or bool label map of the input's shape (size-1 axes shared,
-        e.g. ``(B, 1, *spatial)``); ``None``: each slice is one region.
-""",
+        e.g. ``(B, 1, *spatial)``); ``None``: each slice is one region.""",
     "index": """\
     index : int, sequence of int or torch.Tensor, optional
         Labels to measure, shared by all slices; ``None``: all positive
-        labels together.
-""",
+        labels together.""",
     "see": """\
     Labels, index, results, dtypes and absent labels: see the module
-    docstring of ``morphaug.ndimage._measurements``.
-""",
+    docstring of ``morphaug.ndimage._measurements``.""",
 }
 
 
