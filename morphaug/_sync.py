@@ -26,6 +26,8 @@ READS = {
     "label classes": "morphaug.transforms: the classes present in an index label map when neither num_classes= "
                      "nor classes= is given, one flag per class value, once per call (once per label key for "
                      "the transforms that draw nothing per class)",
+    "find_objects max_label": "find_objects without max_label (max_label < 1): the batch's largest label, which "
+                              "sizes the result, once per call",
     "ot arguments": "morphaug.ot value checks (finite, non-negative histograms of equal mass, barycentric "
                     "weights, a finite cost), one read per checked argument group, once per call",
     "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact, "

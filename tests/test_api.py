@@ -19,7 +19,7 @@ NAMES = [
     "grey_dilation", "grey_opening", "grey_closing", "morphological_gradient",
     "morphological_laplace", "white_tophat", "black_tophat", "distance_transform_edt",
     "distance_transform_cdt", "distance_transform_bf", "generate_binary_structure",
-    "iterate_structure",
+    "iterate_structure", "sum_labels", "mean", "minimum", "maximum", "center_of_mass", "find_objects",
 ]
 
 # Each batched op with keyword arguments that exercise it on a (B, C, *spatial) input.

@@ -65,6 +65,13 @@ FUNCTIONS = {
     "distance_transform_bf": lambda: ndimage.distance_transform_bf(MASK, metric="chessboard", return_indices=True),
     "generate_binary_structure": lambda: torch.as_tensor(ndimage.generate_binary_structure(3, 2)),
     "iterate_structure": lambda: torch.as_tensor(ndimage.iterate_structure(CROSS, 2)),
+    "sum_labels": lambda: ndimage.sum_labels(X, LABELS, [0, 2, 5]),
+    "sum_labels one region": lambda: ndimage.sum_labels(LABELS, LABELS),
+    "mean": lambda: ndimage.mean(X64, LABELS, torch.tensor([1, 2])),
+    "minimum": lambda: ndimage.minimum(X, LABELS, 1),
+    "maximum": lambda: ndimage.maximum(LABELS.to(torch.uint16), LABELS[:1], [1, 2]),
+    "center_of_mass": lambda: ndimage.center_of_mass(X, LABELS, [1, 2]),
+    "find_objects": lambda: ndimage.find_objects(LABELS, max_label=3),
 }
 
 _A = torch.softmax(torch.randn(3, 16, generator=_g, dtype=torch.float64), -1)

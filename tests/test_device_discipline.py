@@ -77,6 +77,7 @@ ANSWERS = {
     "binary fixpoint": lambda flags: [True, False],  # the last chunk changed nothing; no cycle
     # the classes of labels(): 0, 1 and 2 are present, no value is too large to count
     "label classes": lambda flags: [value < 3 for value in range(flags.numel())],
+    "find_objects max_label": lambda top: 2,  # the largest label of LABEL2
     "ot arguments": lambda problems: [False] * problems.numel() if problems.ndim else False,
     "ot cost range": lambda span: 1.0,  # one Gibbs kernel is exact
     "ot convergence": lambda n_active: 0,  # every problem has converged
@@ -346,6 +347,15 @@ NDIMAGE = [
          return_indices=True),
     case("ndimage.distance_transform_bf", ndimage.distance_transform_bf, On(X2), sampling=(1.0, 3.0)),
     case("ndimage.generate_binary_structure", ndimage.generate_binary_structure, 3, 2, host_output=True),
+    case("ndimage.sum_labels", ndimage.sum_labels, On(F2), On(labels(2, 2, 6, 7)), [0, 2, 5]),
+    case("ndimage.sum_labels", ndimage.sum_labels, On(LABEL2.to(torch.uint16)), On(LABEL2)),
+    case("ndimage.mean", ndimage.mean, On(F2), On(labels(2, 1, 6, 7, dtype=torch.int64)), On(torch.tensor([1, 2]))),
+    case("ndimage.minimum", ndimage.minimum, On(LABEL2.to(torch.uint64)), On(LABEL2), torch.tensor([-1, 1])),
+    case("ndimage.maximum", ndimage.maximum, On(F3), On(labels(2, 1, 4, 5, 6, dtype=torch.int32)), 1),
+    case("ndimage.center_of_mass", ndimage.center_of_mass, On(F3), On(labels(1, 1, 4, 5, 6)), [1, 2]),
+    case("ndimage.center_of_mass", ndimage.center_of_mass, On(X2)),
+    case("ndimage.find_objects", ndimage.find_objects, On(LABEL3), max_label=3),
+    case("ndimage.find_objects", ndimage.find_objects, On(LABEL2), reads={"find_objects max_label"}),
     case("ndimage.iterate_structure", ndimage.iterate_structure, On(CROSS2), 3, origin=(0, 1)),
 ]
 

@@ -1,4 +1,4 @@
-"""scipy.ndimage's morphology and distance transforms on batched tensors.
+"""scipy.ndimage's morphology, distance transforms and measurements on batched tensors.
 
 Every function has SciPy's name, arguments, defaults and semantics (SciPy
 1.17), applied to each ``(b, c)`` slice of an input of shape
@@ -33,6 +33,14 @@ Gradients
     subgradient (each output's gradient goes to the input voxel that
     attains it). Binary ops, distance transforms and their outputs are not:
     they never require grad.
+Measurements
+    ``sum_labels``, ``mean``, ``minimum``, ``maximum`` and
+    ``center_of_mass`` return ``(B, C, *index.shape)`` tensors (a last axis
+    of coordinates for ``center_of_mass``) where SciPy returns scalars,
+    arrays or tuples; ``find_objects`` returns bounding boxes and a
+    presence mask where SciPy returns slices. ``labels`` of shape
+    ``(B, 1, *spatial)`` are shared by the channels; see
+    ``morphaug.ndimage._measurements``.
 Border modes
     ``reflect`` (``dcba|abcd|dcba``), ``mirror`` (``dcb|abcd|cba``),
     ``nearest``, ``wrap`` and ``constant`` (``cval`` cast to the input
@@ -59,6 +67,7 @@ from ._grey import (
     morphological_laplace,
     white_tophat,
 )
+from ._measurements import center_of_mass, find_objects, maximum, mean, minimum, sum_labels
 from ._structure import generate_binary_structure, iterate_structure
 
 __all__ = [
@@ -82,4 +91,10 @@ __all__ = [
     "distance_transform_bf",
     "generate_binary_structure",
     "iterate_structure",
+    "sum_labels",
+    "mean",
+    "minimum",
+    "maximum",
+    "center_of_mass",
+    "find_objects",
 ]
