@@ -22,7 +22,8 @@ __all__ = ["READS", "host_read"]
 READS = {
     "binary fixpoint": "binary ops repeated to a fixpoint (iterations < 1: binary_propagation and "
                        "binary_fill_holes on the torch backend) or more than 4 times: whether the last chunk "
-                       "of steps changed anything, once per chunk",
+                       "of steps (or of labelling rounds) changed anything, and where the voxels it reached "
+                       "lie when it followed one-way offsets (their bounding box), once per chunk",
     "ot arguments": "morphaug.ot value checks (finite, non-negative histograms of equal mass, barycentric "
                     "weights, a finite cost), one read per checked argument group, once per call",
     "ot cost range": "sinkhorn: max(C) - min(C) of the cost, which decides whether one Gibbs kernel is exact, "

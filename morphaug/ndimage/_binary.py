@@ -164,10 +164,9 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
 def _iterated_ball(x, element, iterations, mask, border) -> tuple[str, int] | None:
     """``(metric, radius)`` of the ball that ``iterations`` steps of ``element`` make, when the
     native ball kernel takes the call (border 0, no mask; radii up to 127 on CPU), else None."""
-    ball = element.ball
-    if ball is None or mask is not None or border or iterations < 1:
+    if mask is not None or border or iterations < 1 or element.ball is None:
         return None
-    metric, radius = ball
+    metric, radius = element.ball
     if metric == "euclidean" and iterations > 1:
         return None  # an iterated Euclidean ball is no Euclidean ball
     radius *= iterations  # iterated L1 / L-infinity balls add their radii
@@ -217,16 +216,8 @@ def _propagate_native(x, element, mask, border):
 
 def _flood_element(element, x):
     """``(weights, offsets)`` of a symmetric element for ``_ops.kernels.propagate`` / ``fill_holes``."""
-    positions = [position for position, _ in element.terms]
-    offsets = []
-    for position in positions:
-        offset = [0] * (x.ndim - 2)
-        for axis, j, c in zip(element.axes, position, element.centre):
-            offset[axis] = j - c
-        offsets.append(offset)
-    index = (slice(None), slice(None))
-    weights = torch.stack([element.tensor[index + p] for p in positions], dim=-1)
-    return weights.expand(x.shape[0], x.shape[1], len(positions)), offsets
+    weights = element.tensor.flatten(2).index_select(2, element.used.to(element.tensor.device))
+    return weights.expand(x.shape[0], x.shape[1], len(element.used)), element.offsets.tolist()
 
 
 _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
@@ -622,7 +613,7 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
 
 def _fill_holes_torch(x, element, structure, origin, axes):
     """SciPy's definition: the complement of the background reached from the border."""
-    seeds = torch.zeros(x.shape, dtype=torch.bool, device=x.device)
+    seeds = torch.zeros((), dtype=torch.bool, device=x.device).expand(x.shape)  # no memory
     return ~binary_dilation(seeds, structure, -1, ~x, None, 1, origin, axes=axes)
 
 
