@@ -140,3 +140,48 @@ def test_torch_backend_peak_memory_is_a_few_bytes_per_voxel(op):
     assert completed.returncode == 0, completed.stderr
     per_voxel = float(re.search(r"\(([\d.]+) B/voxel\)", completed.stdout).group(1))
     assert per_voxel < 16, completed.stdout
+
+
+SIXTEEN = 16  # (2,) * 16: 65,536 voxels, but a padded slice of the native propagation holds 4^16
+
+
+def hypercube_dilation(a: np.ndarray) -> np.ndarray:
+    """``binary_dilation`` by the cross of a ``(2,) * n`` volume: the neighbours of a voxel
+    differ from it in one bit of its flat index (the outside, 0, adds nothing)."""
+    flat, index = a.ravel(), np.arange(a.size)
+    return np.logical_or.reduce([flat] + [flat[index ^ (1 << bit)] for bit in range(a.ndim)]).reshape(a.shape)
+
+
+def hypercube_propagation(seeds: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """SciPy's definition of ``binary_propagation`` by the cross on a ``(2,) * n`` volume,
+    which SciPy itself takes minutes over: masked dilations until nothing changes."""
+    reached = seeds
+    while True:
+        grown = np.where(mask, hypercube_dilation(reached), seeds)
+        if np.array_equal(grown, reached):
+            return grown
+        reached = grown
+
+
+def test_sixteen_axes_fall_back_where_the_native_propagation_does_not_fit(monkeypatch):
+    """16-D propagation and fill run on the torch backend, as SciPy defines them, even
+    with ``MORPHAUG_BACKEND=native`` (native kernels required wherever a case accepts
+    the call; before: ``morphaug::propagate: a padded slice of 4294967296 voxels does
+    not fit int32 offsets``, by default too); the native ball kernel, which has no such
+    limit, still takes a 16-D dilation."""
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    rng = np.random.default_rng(0)
+    x = rng.random((2,) * SIXTEEN) < 0.5
+    seeds = rng.random((2,) * SIXTEEN) < 0.05
+    cross = np.zeros((3,) * SIXTEEN, bool)  # generate_binary_structure would build 16 int64 copies of it
+    cross[(1,) * SIXTEEN] = True
+    for axis in range(SIXTEEN):
+        for side in (0, 2):
+            cross[(1,) * axis + (side,) + (1,) * (SIXTEEN - axis - 1)] = True
+    batch, seed = torch.from_numpy(x)[None, None], torch.from_numpy(seeds)[None, None]
+    filled = binary_fill_holes(batch, cross)[0, 0].numpy()
+    assert_close_to_reference(filled, x, exact=True)  # every voxel of (2,) * n lies on the border: no hole
+    propagated = binary_propagation(seed, cross, ~batch)[0, 0].numpy()
+    assert_close_to_reference(propagated, hypercube_propagation(seeds, ~x), exact=True)
+    dilated = binary_dilation(seed, cross)[0, 0].numpy()
+    assert_close_to_reference(dilated, hypercube_dilation(seeds), exact=True)

@@ -85,16 +85,19 @@ Each public function normalises its arguments and then calls
 :func:`_binary_erosion`, SciPy's private worker on normalised arguments; it is
 the one place where a backend is chosen: propagation to a fixpoint (``iterations < 1``,
 binary_propagation, binary_fill_holes) with a symmetric, centre-holding element runs
-on the native propagation kernel where it is built (CPU: one flood fill per slice;
-CUDA: sweeps along the axes until one changes nothing, a host sync every two
-rounds over the axes); a centred Euclidean ball (one step),
+on the native propagation kernel where it is built and each slice, padded by the
+element's reach, has fewer than ``2**31`` voxels (its int32 offsets; CPU: one
+flood fill per slice; CUDA: sweeps along the axes until one changes nothing, a
+host sync every two rounds over the axes); a centred Euclidean ball (one step),
 cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
-native ball kernel (``_ops.kernels.ball_morphology``); everything else on the torch backend
+native ball kernel (``_ops.kernels.ball_morphology``, int64 indices: no such
+limit); everything else on the torch backend
 (``morphaug.ndimage._torch.binary``, whose docstring gives its algorithms and their cost).
 """
 
 from __future__ import annotations
 
+import math
 import operator
 
 import torch
@@ -189,8 +192,10 @@ def _ball_case(x, element, iterations, mask, border, invert):
 def _table(op: str) -> _ops.Table:
     """binary_erosion's or binary_dilation's dispatch table (and so every binary op's)."""
     return _ops.Table(op, [
-        _ops.Case("iterations < 1 with a centred, symmetric element read on the host", "propagate",
-                  lambda x, element, iterations, mask, border, invert: iterations < 1 and element.symmetric(),
+        _ops.Case("iterations < 1 with a centred, symmetric element read on the host, each padded slice "
+                  "under 2^31 voxels", "propagate",
+                  lambda x, element, iterations, mask, border, invert: (
+                      iterations < 1 and element.symmetric() and _flood_fits(x, element)),
                   _propagate_case),
         _ops.Case("a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                   "border_value 0, no mask", "ball_morphology",
@@ -218,6 +223,13 @@ def _flood_element(element, x):
     """``(weights, offsets)`` of a symmetric element for ``_ops.kernels.propagate`` / ``fill_holes``."""
     weights = element.tensor.flatten(2).index_select(2, element.used.to(element.tensor.device))
     return weights.expand(x.shape[0], x.shape[1], len(element.used)), element.offsets.tolist()
+
+
+def _flood_fits(x, element) -> bool:
+    """Whether the native propagation kernels take ``x`` with ``element``: each slice, padded
+    on every spatial axis by the element's reach on both sides, must fit their int32 offsets."""
+    reach = element.offsets.abs().amax(0).tolist() if len(element.used) else [0] * (x.ndim - 2)
+    return math.prod(n + 2 * r for n, r in zip(x.shape[2:], reach)) < 2 ** 31
 
 
 _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
@@ -618,7 +630,8 @@ def _fill_holes_torch(x, element, structure, origin, axes):
 
 
 _FILL_HOLES = _ops.Table("binary_fill_holes", [
-    _ops.Case("a centred, symmetric element read on the host", "fill_holes",
-              lambda x, element, structure, origin, axes: element.symmetric(),
+    _ops.Case("a centred, symmetric element read on the host, each padded slice under 2^31 voxels",
+              "fill_holes",
+              lambda x, element, structure, origin, axes: element.symmetric() and _flood_fits(x, element),
               lambda x, element, structure, origin, axes: _ops.kernels.fill_holes(x, *_flood_element(element, x))),
 ], _fill_holes_torch)
