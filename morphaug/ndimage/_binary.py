@@ -69,15 +69,26 @@ One operation (``iterations=1``) never syncs. Repeated operations run on the
 device in chunks of steps (4 steps first, then twice as many each time, up to
 64) and read back one flag per chunk, to stop at a fixpoint: one host sync per
 chunk, none when ``1 <= iterations <= 4``. For ``iterations < 1`` (so
-``binary_propagation`` and ``binary_fill_holes``) with an element that holds
-its centre and is symmetric in every sample (any
-``generate_binary_structure``, ball or box of odd size with ``origin=0``),
-the torch backend finds the fixpoint by labelling connected components, which
-settles in about 5 to 7 rounds whatever the length of the paths, with a host
-sync after round 4 and then every 2 rounds (the native CUDA kernel: one sync
-per two rounds of sweeps over the axes). Other elements iterate plain steps,
-as SciPy does; an element given as an accelerator tensor is never read back,
-so it always takes that path.
+``binary_propagation`` and ``binary_fill_holes``) with an element, read on the
+host, whose centre every sample holds, the torch backend labels the connected
+components that the element's two-way offsets (``d`` and ``-d`` both in it:
+all of them for any ``generate_binary_structure``, ball or box of odd size
+with ``origin=0``) make of the mask, which settles in about 5 to 8 rounds
+whatever the length of the paths, with a host sync after round 4 and then
+every 2 rounds; the other offsets, if any, are followed from the voxels
+reached last, in chunks of steps with one sync each (the native CUDA kernel:
+one sync per two rounds of sweeps over the axes). An element whose centre
+some sample lacks iterates plain steps, as SciPy does; so does an element
+given as an accelerator tensor, which is never read back.
+
+Peak memory
+-----------
+The native kernels use a few bytes per voxel. The torch backend's fixpoint
+(``iterations < 1``, ``binary_propagation``, ``binary_fill_holes``) takes 4
+bytes per voxel for its labels (8 beyond ``2**31 - 2`` voxels in the batch)
+beyond its input, mask and result, plus about 15 MB of buffers, and up to 4
+bools per voxel more for an element with one-way offsets
+(``benchmarks/propagation.py`` measures it).
 
 Backends
 --------
@@ -548,9 +559,14 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     ``morphaug.ndimage._binary``). With an element that holds its centre and
     is symmetric (``d`` in it implies ``-d``, as the default), the native
     propagation kernel runs where it is built (CPU: one flood fill per slice;
-    CUDA: sweeps along the axes), else the torch backend labels the connected
-    components of the mask (min-label propagation with pointer jumping, a few
-    host syncs); other elements repeat masked dilation steps.
+    CUDA: sweeps along the axes), unless a slice padded by the element's reach
+    reaches ``2**31`` voxels. Else the torch backend labels the connected
+    components that the element's two-way offsets make of the mask
+    (min-label propagation with pointer jumping, a few host syncs), and
+    follows its other offsets from the voxels reached last; peak extra
+    memory: 4 bytes per voxel (labels), about 15 MB of buffers, and up to 4
+    bools per voxel for an asymmetric element. An element whose centre is
+    false, or given as an accelerator tensor, repeats masked dilation steps.
 
     See Also
     --------
@@ -597,10 +613,13 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     origin)``, as in SciPy; exact parity (for ``origin != 0`` with SciPy's
     ``brute_force=True`` result). NaN counts as foreground. With an element
     that holds its centre and is symmetric (as the default), the native fill
-    kernel runs where it is built, else the torch backend labels the
-    connected components of the background; other elements repeat masked
-    dilation steps. See the module docstring of ``morphaug.ndimage._binary``
-    for host syncs.
+    kernel runs where it is built (unless a slice padded by the element's
+    reach reaches ``2**31`` voxels), else the torch backend labels the
+    connected components of the background, as ``binary_propagation`` does:
+    peak extra memory 4 bytes per voxel for the labels and 2 bools per voxel
+    (the background, and the result before its complement), about 15 MB of
+    buffers, up to 4 bools per voxel more for an asymmetric element. See the
+    module docstring of ``morphaug.ndimage._binary`` for host syncs.
 
     See Also
     --------
