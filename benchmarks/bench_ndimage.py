@@ -30,6 +30,7 @@ import torch.nn.functional as F
 import morphaug.ndimage as mnd
 from morphaug import footprints
 from _timing import Row, synchronize, timeit
+from propagation import serpentine, structure
 
 SCIPY = "scipy.ndimage loop"
 
@@ -189,6 +190,10 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     _case(rows, device, quick, "binary_fill_holes", blobs,
           lambda: mnd.binary_fill_holes(blobs),
           ndi.binary_fill_holes)
+    maze, corner = torch.from_numpy(serpentine(n3))[None, None].to(device), structure("asymmetric")
+    _case(rows, device, quick, "binary_fill_holes serpentine maze, cross + a corner", maze,
+          lambda: mnd.binary_fill_holes(maze, corner),
+          lambda a: ndi.binary_fill_holes(a, corner))
     _case(rows, device, quick, "distance_transform_edt", blobs,
           lambda: mnd.distance_transform_edt(blobs),
           ndi.distance_transform_edt,

@@ -22,7 +22,8 @@ __all__ = ["READS", "host_read"]
 READS = {
     "binary fixpoint": "binary ops repeated to a fixpoint (iterations < 1: binary_propagation and "
                        "binary_fill_holes on the torch backend) or more than 4 times: whether the last chunk "
-                       "of steps changed anything, once per chunk",
+                       "of steps (or of labelling rounds) changed anything, and where the voxels it reached "
+                       "lie when it followed one-way offsets (their bounding box), once per chunk",
     "label classes": "morphaug.transforms: the classes present in an index label map when neither num_classes= "
                      "nor classes= is given, one flag per class value, once per call (once per label key for "
                      "the transforms that draw nothing per class)",

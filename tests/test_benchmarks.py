@@ -31,3 +31,12 @@ def test_edt_memory_script_runs():
     )
     assert completed.returncode == 0, completed.stderr
     assert "extra peak memory morphaug" in completed.stdout
+
+
+def test_propagation_script_runs():
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "propagation.py"), "--size", "24", "--structure", "asymmetric"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.count("B/voxel") == 6, completed.stdout  # 2 ops, 3 libraries

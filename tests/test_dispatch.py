@@ -27,19 +27,21 @@ ASYMMETRIC = np.array([[0, 1, 0], [0, 1, 1], [0, 0, 0]], bool)
 
 # (table, case): (call, the kernel it must run, or None for the torch backend)
 CALLS = {
-    ("binary_erosion", "iterations < 1 with a centred, symmetric element read on the host"):
+    ("binary_erosion", "iterations < 1 with a centred, symmetric element read on the host, each padded slice "
+                       "under 2^31 voxels"):
         (lambda: ndimage.binary_erosion(M, iterations=0), "propagate"),
     ("binary_erosion", "a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                        "border_value 0, no mask"):
         (lambda: ndimage.binary_erosion(M, np.ones((3, 3), bool), iterations=2), "ball_morphology"),
     ("binary_erosion", "otherwise"): (lambda: ndimage.binary_erosion(M, mask=~M), None),
-    ("binary_dilation", "iterations < 1 with a centred, symmetric element read on the host"):
+    ("binary_dilation", "iterations < 1 with a centred, symmetric element read on the host, each padded slice "
+                        "under 2^31 voxels"):
         (lambda: ndimage.binary_propagation(M, mask=X > 0.2), "propagate"),
     ("binary_dilation", "a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                         "border_value 0, no mask"):
         (lambda: ndimage.binary_dilation(M), "ball_morphology"),
     ("binary_dilation", "otherwise"): (lambda: ndimage.binary_dilation(M, border_value=1), None),
-    ("binary_fill_holes", "a centred, symmetric element read on the host"):
+    ("binary_fill_holes", "a centred, symmetric element read on the host, each padded slice under 2^31 voxels"):
         (lambda: ndimage.binary_fill_holes(M), "fill_holes"),
     ("binary_fill_holes", "otherwise"): (lambda: ndimage.binary_fill_holes(M, ASYMMETRIC), None),
     ("distance_transform_edt", "every input"): (lambda: ndimage.distance_transform_edt(M), "edt"),

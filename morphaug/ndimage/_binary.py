@@ -69,15 +69,26 @@ One operation (``iterations=1``) never syncs. Repeated operations run on the
 device in chunks of steps (4 steps first, then twice as many each time, up to
 64) and read back one flag per chunk, to stop at a fixpoint: one host sync per
 chunk, none when ``1 <= iterations <= 4``. For ``iterations < 1`` (so
-``binary_propagation`` and ``binary_fill_holes``) with an element that holds
-its centre and is symmetric in every sample (any
-``generate_binary_structure``, ball or box of odd size with ``origin=0``),
-the torch backend finds the fixpoint by labelling connected components, which
-settles in about 5 to 7 rounds whatever the length of the paths, with a host
-sync after round 4 and then every 2 rounds (the native CUDA kernel: one sync
-per two rounds of sweeps over the axes). Other elements iterate plain steps,
-as SciPy does; an element given as an accelerator tensor is never read back,
-so it always takes that path.
+``binary_propagation`` and ``binary_fill_holes``) with an element, read on the
+host, whose centre every sample holds, the torch backend labels the connected
+components that the element's two-way offsets (``d`` and ``-d`` both in it:
+all of them for any ``generate_binary_structure``, ball or box of odd size
+with ``origin=0``) make of the mask, which settles in about 5 to 8 rounds
+whatever the length of the paths, with a host sync after round 4 and then
+every 2 rounds; the other offsets, if any, are followed from the voxels
+reached last, in chunks of steps with one sync each (the native CUDA kernel:
+one sync per two rounds of sweeps over the axes). An element whose centre
+some sample lacks iterates plain steps, as SciPy does; so does an element
+given as an accelerator tensor, which is never read back.
+
+Peak memory
+-----------
+The native kernels use a few bytes per voxel. The torch backend's fixpoint
+(``iterations < 1``, ``binary_propagation``, ``binary_fill_holes``) takes 4
+bytes per voxel for its labels (8 beyond ``2**31 - 2`` voxels in the batch)
+beyond its input, mask and result, plus about 15 MB of buffers, and up to 4
+bools per voxel more for an element with one-way offsets
+(``benchmarks/propagation.py`` measures it).
 
 Backends
 --------
@@ -85,16 +96,19 @@ Each public function normalises its arguments and then calls
 :func:`_binary_erosion`, SciPy's private worker on normalised arguments; it is
 the one place where a backend is chosen: propagation to a fixpoint (``iterations < 1``,
 binary_propagation, binary_fill_holes) with a symmetric, centre-holding element runs
-on the native propagation kernel where it is built (CPU: one flood fill per slice;
-CUDA: sweeps along the axes until one changes nothing, a host sync every two
-rounds over the axes); a centred Euclidean ball (one step),
+on the native propagation kernel where it is built and each slice, padded by the
+element's reach, has fewer than ``2**31`` voxels (its int32 offsets; CPU: one
+flood fill per slice; CUDA: sweeps along the axes until one changes nothing, a
+host sync every two rounds over the axes); a centred Euclidean ball (one step),
 cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
-native ball kernel (``_ops.kernels.ball_morphology``); everything else on the torch backend
+native ball kernel (``_ops.kernels.ball_morphology``, int64 indices: no such
+limit); everything else on the torch backend
 (``morphaug.ndimage._torch.binary``, whose docstring gives its algorithms and their cost).
 """
 
 from __future__ import annotations
 
+import math
 
 import torch
 
@@ -161,10 +175,9 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
 def _iterated_ball(x, element, iterations, mask, border) -> tuple[str, int] | None:
     """``(metric, radius)`` of the ball that ``iterations`` steps of ``element`` make, when the
     native ball kernel takes the call (border 0, no mask; radii up to 127 on CPU), else None."""
-    ball = element.ball
-    if ball is None or mask is not None or border or iterations < 1:
+    if mask is not None or border or iterations < 1 or element.ball is None:
         return None
-    metric, radius = ball
+    metric, radius = element.ball
     if metric == "euclidean" and iterations > 1:
         return None  # an iterated Euclidean ball is no Euclidean ball
     radius *= iterations  # iterated L1 / L-infinity balls add their radii
@@ -187,8 +200,10 @@ def _ball_case(x, element, iterations, mask, border, invert):
 def _table(op: str) -> _ops.Table:
     """binary_erosion's or binary_dilation's dispatch table (and so every binary op's)."""
     return _ops.Table(op, [
-        _ops.Case("iterations < 1 with a centred, symmetric element read on the host", "propagate",
-                  lambda x, element, iterations, mask, border, invert: iterations < 1 and element.symmetric(),
+        _ops.Case("iterations < 1 with a centred, symmetric element read on the host, each padded slice "
+                  "under 2^31 voxels", "propagate",
+                  lambda x, element, iterations, mask, border, invert: (
+                      iterations < 1 and element.symmetric() and _flood_fits(x, element)),
                   _propagate_case),
         _ops.Case("a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                   "border_value 0, no mask", "ball_morphology",
@@ -214,16 +229,15 @@ def _propagate_native(x, element, mask, border):
 
 def _flood_element(element, x):
     """``(weights, offsets)`` of a symmetric element for ``_ops.kernels.propagate`` / ``fill_holes``."""
-    positions = [position for position, _ in element.terms]
-    offsets = []
-    for position in positions:
-        offset = [0] * (x.ndim - 2)
-        for axis, j, c in zip(element.axes, position, element.centre):
-            offset[axis] = j - c
-        offsets.append(offset)
-    index = (slice(None), slice(None))
-    weights = torch.stack([element.tensor[index + p] for p in positions], dim=-1)
-    return weights.expand(x.shape[0], x.shape[1], len(positions)), offsets
+    weights = element.tensor.flatten(2).index_select(2, element.used.to(element.tensor.device))
+    return weights.expand(x.shape[0], x.shape[1], len(element.used)), element.offsets.tolist()
+
+
+def _flood_fits(x, element) -> bool:
+    """Whether the native propagation kernels take ``x`` with ``element``: each slice, padded
+    on every spatial axis by the element's reach on both sides, must fit their int32 offsets."""
+    reach = element.offsets.abs().amax(0).tolist() if len(element.used) else [0] * (x.ndim - 2)
+    return math.prod(n + 2 * r for n, r in zip(x.shape[2:], reach)) < 2 ** 31
 
 
 _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
@@ -549,9 +563,14 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     ``morphaug.ndimage._binary``). With an element that holds its centre and
     is symmetric (``d`` in it implies ``-d``, as the default), the native
     propagation kernel runs where it is built (CPU: one flood fill per slice;
-    CUDA: sweeps along the axes), else the torch backend labels the connected
-    components of the mask (min-label propagation with pointer jumping, a few
-    host syncs); other elements repeat masked dilation steps.
+    CUDA: sweeps along the axes), unless a slice padded by the element's reach
+    reaches ``2**31`` voxels. Else the torch backend labels the connected
+    components that the element's two-way offsets make of the mask
+    (min-label propagation with pointer jumping, a few host syncs), and
+    follows its other offsets from the voxels reached last; peak extra
+    memory: 4 bytes per voxel (labels), about 15 MB of buffers, and up to 4
+    bools per voxel for an asymmetric element. An element whose centre is
+    false, or given as an accelerator tensor, repeats masked dilation steps.
 
     See Also
     --------
@@ -599,10 +618,13 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     origin)``, as in SciPy; exact parity (for ``origin != 0`` with SciPy's
     ``brute_force=True`` result). NaN counts as foreground. With an element
     that holds its centre and is symmetric (as the default), the native fill
-    kernel runs where it is built, else the torch backend labels the
-    connected components of the background; other elements repeat masked
-    dilation steps. See the module docstring of ``morphaug.ndimage._binary``
-    for host syncs.
+    kernel runs where it is built (unless a slice padded by the element's
+    reach reaches ``2**31`` voxels), else the torch backend labels the
+    connected components of the background, as ``binary_propagation`` does:
+    peak extra memory 4 bytes per voxel for the labels and 2 bools per voxel
+    (the background, and the result before its complement), about 15 MB of
+    buffers, up to 4 bools per voxel more for an asymmetric element. See the
+    module docstring of ``morphaug.ndimage._binary`` for host syncs.
 
     See Also
     --------
@@ -627,12 +649,13 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
 
 def _fill_holes_torch(x, element, structure, origin, axes):
     """SciPy's definition: the complement of the background reached from the border."""
-    seeds = torch.zeros(x.shape, dtype=torch.bool, device=x.device)
+    seeds = torch.zeros((), dtype=torch.bool, device=x.device).expand(x.shape)  # no memory
     return ~binary_dilation(seeds, structure, -1, ~x, None, 1, origin, axes=axes)
 
 
 _FILL_HOLES = _ops.Table("binary_fill_holes", [
-    _ops.Case("a centred, symmetric element read on the host", "fill_holes",
-              lambda x, element, structure, origin, axes: element.symmetric(),
+    _ops.Case("a centred, symmetric element read on the host, each padded slice under 2^31 voxels",
+              "fill_holes",
+              lambda x, element, structure, origin, axes: element.symmetric() and _flood_fits(x, element),
               lambda x, element, structure, origin, axes: _ops.kernels.fill_holes(x, *_flood_element(element, x))),
 ], _fill_holes_torch)

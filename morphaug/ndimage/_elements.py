@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import numpy as np
 import torch
 
 from ._normalize import normalize_element, normalize_origin, validate_origin
-from ._shift import element_offsets
 from ._structure import generate_binary_structure
 
 __all__ = ["Element", "Filter"]
@@ -63,6 +63,12 @@ class Element:
     the ``rank`` spatial axes (for all axes, to axis ``i``). ``self.origin``
     holds the result per ``self.axes``. Position ``j`` of the element reads
     the input at ``p + j - centre``, with ``centre = k // 2 + origin``.
+
+    Building one costs O(1); what the kernels read of it is computed when first
+    asked for, in vectorised work over the element (O(element size)), and kept:
+    :attr:`ball` and :meth:`symmetric` for the dispatch tables, :attr:`used`
+    and :attr:`offsets` for the native propagation, :attr:`terms` and
+    :meth:`links` (one Python tuple per position) for the torch backend only.
     """
 
     def __init__(self, tensor, host, axes, origin, rank, origin_name="origin"):
@@ -80,7 +86,6 @@ class Element:
         self.origin = tuple(origin)
         self.centre = tuple(k // 2 + o for k, o in zip(self.shape, self.origin))
         self.pads = [(c, k - 1 - c) for c, k in zip(self.centre, self.shape)]
-        self.terms = self._terms()
 
     @classmethod
     def from_argument(cls, structure, input, axes, origin, name="structure",
@@ -106,31 +111,84 @@ class Element:
         dims = list(range(2, self.tensor.ndim))
         origin = [-o - (1 - k % 2) for o, k in zip(origin, self.shape)]
         host = None if self.host is None else self.host.flip(dims)
-        return Element(self.tensor.flip(dims), host, axes, origin, rank, origin_name)
+        tensor = host if self.tensor is self.host else self.tensor.flip(dims)
+        return Element(tensor, host, axes, origin, rank, origin_name)
 
     def complement(self, origin, origin_name) -> Element:
         """``~element`` at ``origin`` (in the order of ``axes``): hit-or-miss's default."""
         axes, _, rank, _ = self.given
         host = None if self.host is None else ~self.host
-        return Element(~self.tensor, host, axes, origin, rank, origin_name)
+        tensor = host if self.tensor is self.host else ~self.tensor
+        return Element(tensor, host, axes, origin, rank, origin_name)
 
-    def _terms(self):
-        """``(position, weight)`` for every position some sample uses.
+    @functools.cached_property
+    def used(self) -> torch.Tensor:
+        """Flat (C order) indices in the element's box, int64 on the CPU, of the positions
+        some slice's element holds, read on the host; every position for an accelerator
+        element (never read)."""
+        if self.host is None:
+            return torch.arange(math.prod(self.shape))
+        return self.host.flatten(0, 1).any(0).flatten().nonzero().flatten()
 
-        ``weight`` is ``None`` when every sample uses the position, else the
-        per-sample flags ``(B|1, C|1, 1, ...)`` (one 1 per spatial axis) to
-        AND with the shifted view.
-        An accelerator element is never read: all positions, all weighted.
+    @functools.cached_property
+    def offsets(self) -> torch.Tensor:
+        """``(len(used), rank)`` int64 on the CPU: position minus centre of each of
+        :attr:`used`, on every spatial axis (0 on the axes not filtered)."""
+        return self._offsets(self.used)
+
+    def _offsets(self, flat: torch.Tensor) -> torch.Tensor:
+        strides = [math.prod(self.shape[i + 1:]) for i in range(len(self.shape))]
+        offsets = torch.zeros(len(flat), self.rank, dtype=torch.long)
+        for axis, stride, k, c in zip(self.axes, strides, self.shape, self.centre):
+            offsets[:, axis] = flat // stride % k - c
+        return offsets
+
+    @functools.cached_property
+    def terms(self) -> list[tuple[tuple[int, ...], torch.Tensor | None]]:
+        """``(offset, weight)`` for every position some slice uses, in C order: one OR step
+        reads the input at ``p + offset`` (``offset`` per spatial axis, a tuple).
+
+        ``weight`` is ``None`` when every slice uses the position, else the
+        per-slice flags ``(B|1, C|1, 1, ...)`` (one 1 per spatial axis) on the
+        element's device, to AND with the read. An accelerator element is never
+        read: all positions, all weighted.
         """
+        return self._terms(self.host, self.tensor)
+
+    def links(self):
+        """``(two_way, one_way)``: :attr:`terms` of the offsets ``d != 0`` of a host
+        element whose mirror ``-d`` the same slice's element holds too (the
+        links a connected-component labelling may follow both ways), and of the
+        other offsets (the centre is in neither)."""
+        mirrored_host, mirrored = self._mirror
+        both_host = self.host & mirrored_host
+        both_host[(slice(None), slice(None)) + self.centre] = False
+        return (self._terms(both_host, self.tensor & mirrored),
+                self._terms(self.host & ~mirrored_host, self.tensor & ~mirrored))
+
+    @functools.cached_property
+    def _mirror(self):
+        """The host element and its device copy mirrored through the centre (:func:`_mirrored`)."""
+        host = _mirrored(self.host, self.centre)
+        return host, host if self.tensor is self.host else _mirrored(self.tensor, self.centre)
+
+    def _terms(self, host, tensor):
+        """The terms of the positions that ``host`` (``(B|1, C|1, *k)`` bool, or None:
+        every position) says some slice holds, weighted by ``tensor`` (the same on
+        the element's device) where not every slice does."""
         ones = (1,) * self.rank
-        terms = []
-        for position in element_offsets(self.tensor if self.host is None else self.host):
-            index = (slice(None), slice(None)) + position
-            if self.host is not None and bool(self.host[index].all()):
-                terms.append((position, None))
-            else:
-                terms.append((position, self.tensor[index].reshape(*self.tensor.shape[:2], *ones)))
-        return terms
+        if host is None:
+            flat, shared = self.used, [False] * len(self.used)
+            index = torch.arange(len(flat), device=tensor.device)
+        else:
+            held = host.flatten(0, 1).flatten(1)
+            flat = held.any(0).nonzero().flatten()
+            shared = held[:, flat].all(0).tolist()
+            index = flat.to(tensor.device)
+        weights = tensor.flatten(2).index_select(2, index)
+        lead = tensor.shape[:2]
+        return [(tuple(offset), None if every else weights[:, :, i].view(*lead, *ones))
+                for i, (offset, every) in enumerate(zip(self._offsets(flat).tolist(), shared))]
 
     def used_by_all(self, position) -> bool:
         """Whether every sample's element holds ``position`` (known on the host)."""
@@ -157,11 +215,13 @@ class Element:
         radius = shape[0] // 2
         if radius == 0:
             return None
-        offsets = torch.stack(torch.meshgrid(*[torch.arange(-radius, radius + 1)] * rank, indexing="ij"))
-        for metric, ball in (("chessboard", torch.ones(shape, dtype=torch.bool)),
-                             ("taxicab", offsets.abs().sum(0) <= radius),
-                             ("euclidean", (offsets ** 2).sum(0) <= radius ** 2)):
-            if bool((self.host == ball).all()):
+        if bool(self.host.all()):
+            return "chessboard", radius
+        line = torch.arange(-radius, radius + 1, dtype=torch.int32)
+        coordinates = [line.view([-1 if axis == i else 1 for axis in range(rank)]) for i in range(rank)]
+        for metric, power, bound in (("taxicab", 1, radius), ("euclidean", 2, radius ** 2)):
+            inside = sum(c.abs() ** power for c in coordinates) <= bound  # broadcast: one int32 box
+            if bool((self.host == inside).all()):
                 return metric, radius
         return None
 
@@ -169,11 +229,21 @@ class Element:
         """Whether every sample's element holds its centre and ``-d`` with each offset ``d``."""
         if not self.used_by_all(self.centre):
             return False
-        host = self.host.flatten(0, 1)
-        for position, _ in self.terms:
-            mirror = tuple(2 * c - j for c, j in zip(self.centre, position))
-            if any(not 0 <= m < k for m, k in zip(mirror, self.shape)):
-                return False
-            if not torch.equal(host[(slice(None),) + position], host[(slice(None),) + mirror]):
-                return False
-        return True
+        return torch.equal(self.host, self._mirror[0])
+
+
+def _mirrored(element: torch.Tensor, centre) -> torch.Tensor:
+    """``element (B|1, C|1, *k)`` mirrored through ``centre``: position ``j`` holds
+    ``element[2 centre - j]``, false where that falls outside the box."""
+    dims = list(range(2, element.ndim))
+    flipped = element.flip(dims)  # position j holds element[k - 1 - j]: shifted by 2 centre - (k - 1)
+    shifts = [2 * c - (k - 1) for c, k in zip(centre, element.shape[2:])]
+    if not any(shifts):
+        return flipped
+    mirrored = torch.zeros_like(element)
+    target, source = [slice(None)] * 2, [slice(None)] * 2
+    for shift, k in zip(shifts, element.shape[2:]):
+        target.append(slice(max(shift, 0), k + min(shift, 0)))
+        source.append(slice(max(-shift, 0), k - max(shift, 0)))
+    mirrored[tuple(target)] = flipped[tuple(source)]
+    return mirrored

@@ -1,22 +1,22 @@
 """SciPy border modes and shifted views: the torch backend's building blocks.
 
-Every neighbourhood op of the torch backend pads the input once with SciPy's
-border rule and then combines shifted views of the padded tensor, one element
-offset at a time, so peak extra memory is O(input) whatever the element size
-(no ``unfold`` copy that grows with the element).
+The grey ops of the torch backend pad the input once with SciPy's border rule
+and then combine shifted views of the padded tensor, one element offset at a
+time, so peak extra memory is O(input) whatever the element size (no
+``unfold`` copy that grows with the element). The binary ops, whose border is
+a constant, combine views of the unpadded input instead (``_torch.binary``).
 """
 
 from __future__ import annotations
 
-import itertools
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import torch
 
 from .._checks import is_int
 
-__all__ = ["border_indices", "pad", "unpad", "shifted", "element_offsets", "cast_cval"]
+__all__ = ["border_indices", "pad", "unpad", "shifted", "cast_cval"]
 
 
 def border_indices(n: int, before: int, after: int, mode: str,
@@ -141,19 +141,3 @@ def shifted(padded: torch.Tensor, axes: Sequence[int], offset: Sequence[int],
         view = view.narrow(dim, start, shape[dim])
     return view
 
-
-def element_offsets(element: torch.Tensor) -> Iterator[tuple[int, ...]]:
-    """Offsets (positions in ``element (B|1, C|1, *k)``) that any sample uses.
-
-    A CPU element is inspected on the host, so only its true positions are
-    visited; an element on an accelerator is never read back (that would be a
-    host sync): every position of its box is visited and the caller masks.
-    """
-    kernel_shape = tuple(element.shape[2:])
-    if element.device.type == "cpu":
-        used = element.reshape(-1, *kernel_shape) != 0
-        used = used.any(dim=0)
-        for position in used.nonzero().tolist():
-            yield tuple(position)
-    else:
-        yield from itertools.product(*(range(k) for k in kernel_shape))
