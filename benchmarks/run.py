@@ -1,18 +1,26 @@
 """Side-by-side benchmarks: morphaug against the tools users use instead.
 
-    python benchmarks/run.py [--suite ndimage,transforms,ot] [--device cpu,cuda] [--quick]
+    python benchmarks/run.py [--suite ndimage,transforms,ot,per_sample] [--device cpu,cuda] [--quick]
+                             [--busy N]
 
 Prints a markdown table of speed-ups (reference time / morphaug time, > 1 means
 morphaug is faster) and writes it to ``benchmarks/results/<host>-<date>.md``.
+
+``--busy N`` runs the CPU suites a second time beside N busy processes (each a
+torch process multiplying matrices on 2 threads, as a DataLoader worker or
+another job would), and reports those rows (device ``cpu, N busy``) below the
+quiet ones: morphaug and its reference share the cores alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import importlib
 import platform
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +31,10 @@ sys.path.insert(0, str(HERE))
 
 from _timing import format_table  # noqa: E402
 
-SUITES = ["ndimage", "transforms", "ot"]
+SUITES = ["ndimage", "transforms", "ot", "per_sample"]
+
+#: One busy process: a torch matrix product on 2 threads, forever.
+BUSY = "import torch; torch.set_num_threads(2); a = torch.rand(768, 768); print(flush=True)\nwhile True: a @ a"
 
 
 def main(argv=None) -> int:
@@ -33,19 +44,33 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default=default_devices, help="comma-separated devices")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="also run the CPU suites beside N busy processes")
     args = parser.parse_args(argv)
+    if args.busy < 0:
+        parser.error(f"--busy must be >= 0, got {args.busy}")
 
-    rows = []
+    suites = []
     for name in args.suite.split(","):
         try:
-            suite = importlib.import_module(f"bench_{name}")
+            suites.append(importlib.import_module(f"bench_{name}"))
         except ModuleNotFoundError as error:
             if error.name != f"bench_{name}":
                 raise
             print(f"suite {name!r} not available", file=sys.stderr)
-            continue
-        for device in args.device.split(","):
-            rows.extend(suite.run(torch.device(device), quick=args.quick))
+    rows = [row for suite in suites for device in args.device.split(",")
+            for row in suite.run(torch.device(device), quick=args.quick)]
+    if args.busy and "cpu" in args.device.split(","):
+        busy = [subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE) for _ in range(args.busy)]
+        try:
+            for process in busy:  # each prints a line once it computes
+                process.stdout.readline()
+            for suite in suites:
+                for row in suite.run(torch.device("cpu"), quick=args.quick):
+                    rows.append(dataclasses.replace(row, device=f"cpu, {args.busy} busy"))
+        finally:
+            for process in busy:
+                process.kill()
 
     header = (
         f"morphaug benchmarks on {socket.gethostname()} ({platform.processor() or platform.machine()}, "

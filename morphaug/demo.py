@@ -26,6 +26,8 @@ SciPy and matplotlib come from the ``demo`` extra:
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -280,8 +282,11 @@ def main(argv=None) -> int:
         parser.error("--device cuda: CUDA is not available")
     device = _pick_device(args.device)
 
+    machine = torch.cuda.get_device_name(device) if device.type == "cuda" else (
+        f"{platform.machine()} CPU, {os.cpu_count()} cores")
     print(f"morphaug demo: {args.batch}x1x{args.size}^3 labels (classes 0..{CLASSES}) and image "
-          f"on {device}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+          f"on {device} ({machine}), torch {torch.__version__}, {torch.get_num_threads()} torch threads; "
+          "SciPy runs single-threaded")
     if device.type == "cuda":
         print("SciPy times include the device -> host copy and the copy back.")
     rows, figure = run_demo(device, args.out, size=args.size, batch=args.batch)

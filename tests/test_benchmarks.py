@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot"])
+@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot", "per_sample"])
 def test_suite_runs_quick(suite):
     completed = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--suite", suite, "--device", "cpu",
@@ -22,6 +22,18 @@ def test_suite_runs_quick(suite):
     table = [line for line in completed.stdout.splitlines() if line.startswith("| ")]
     assert len(table) >= 3, completed.stdout  # header, separator, at least one row
     assert "nan" not in "\n".join(table[2:]).lower()
+
+
+def test_busy_mode_reports_both_runs():
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--suite", "per_sample", "--device", "cpu",
+         "--quick", "--no-write", "--busy", "1"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr
+    rows = [line for line in completed.stdout.splitlines() if line.startswith("| ") and "per sample" in line]
+    assert rows and len(rows) == 2 * sum("| cpu |" in row for row in rows)  # each row quiet and busy
+    assert sum("| cpu, 1 busy |" in row for row in rows) == len(rows) // 2
 
 
 def test_edt_memory_script_runs():

@@ -11,6 +11,7 @@
 
 #include "../core/ball.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -114,7 +115,7 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
   if (numel == 0) return out;
   const uint8_t* source = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
   bool* result = out.data_ptr<bool>();
-  at::parallel_for(0, slices, 1, [&](int64_t begin, int64_t end) {
+  parallel_over(slices, numel, [&](int64_t begin, int64_t end) {
     std::unique_ptr<Value[]> a(new Value[numel]), b(new Value[numel]);
     for (int64_t s = begin; s < end; ++s) {
       const uint8_t* in = source + s * numel;

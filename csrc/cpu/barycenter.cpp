@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../core/barycenter.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -70,7 +71,7 @@ void iterate(const at::Tensor& log_hists, const at::Tensor& weights, at::TensorL
   // x and scratch: the thread's two buffers of one grid, allocated once
   const at::Tensor work = at::empty({at::get_num_threads(), 2, numel}, options);
   const auto for_grids = [&](const auto& body) {
-    at::parallel_for(0, grids, 1, [&](int64_t begin, int64_t end) {
+    parallel_over(grids, numel, [&](int64_t begin, int64_t end) {
       const at::Tensor mine = work.select(0, at::get_thread_num());
       at::Tensor x = mine.select(0, 0), scratch = mine.select(0, 1);
       for (int64_t g = begin; g < end; ++g) {
@@ -92,7 +93,7 @@ void iterate(const at::Tensor& log_hists, const at::Tensor& weights, at::TensorL
       soft_min(v, grid(log_hists, g), ku, x, scratch, shape, kernels);
       soft_min(ku, none, ku, x, scratch, shape, kernels);
     });
-    at::parallel_for(0, batch * numel, 4096, [&](int64_t begin, int64_t end) {
+    parallel_over(batch * numel, 1, [&](int64_t begin, int64_t end) {
       for (int64_t q = begin; q < end; ++q) {
         const int64_t b = q / numel, p = q - b * numel;
         if (!active[b]) continue;

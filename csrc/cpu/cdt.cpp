@@ -16,6 +16,7 @@
 #include "../core/cdt.h"
 #include "../core/cdt_separable.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -238,7 +239,7 @@ void cdt_taxicab(const at::Tensor& mask, int32_t* dist) {
   const int64_t slices = mask.size(0) * mask.size(1);
   const int64_t numel = slices == 0 ? 0 : mask.numel() / slices;
   const int64_t n = mask.size(-1);
-  at::parallel_for(0, slices, 1, [&](int64_t begin, int64_t end) {
+  parallel_over(slices, numel, [&](int64_t begin, int64_t end) {
     for (int64_t slice = begin; slice < end; ++slice) {
       const uint8_t* in = reinterpret_cast<const uint8_t*>(m + slice * numel);
       int32_t* d = dist + slice * numel;
@@ -338,7 +339,7 @@ void chessboard_block(Chessboard<T>& c, int k, const uint8_t* in, T* d, int32_t*
 
 template <typename T>
 void cdt_chessboard(const CdtSetup& s, const bool* mask, int32_t* dist) {
-  at::parallel_for(0, s.slices, 1, [&](int64_t begin, int64_t end) {
+  parallel_over(s.slices, s.padded_numel, [&](int64_t begin, int64_t end) {
     Chessboard<T> c;
     c.rank = s.rank;
     c.size = s.size;
@@ -388,7 +389,7 @@ std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayR
   int32_t* dist = distances.data_ptr<int32_t>();
   int32_t* idx = return_indices ? indices.data_ptr<int32_t>() : nullptr;
   const int64_t plane = mask.numel();
-  at::parallel_for(0, setup.slices, 1, [&](int64_t begin, int64_t end) {
+  parallel_over(setup.slices, setup.padded_numel, [&](int64_t begin, int64_t end) {
     SliceBuffers buffers;
     buffers.value.assign(setup.padded_numel, kCdtUnreached);
     buffers.feature.resize(idx ? setup.padded_numel : 0);

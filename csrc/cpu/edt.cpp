@@ -9,6 +9,7 @@
 
 #include "../core/edt.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -22,11 +23,10 @@ void binary_pass(const bool* mask, const Lines& lines, double s, T* out, int32_t
   // bundles of up to kLanes lines that are neighbours in memory
   const int64_t per_outer = (lines.stride + kLanes - 1) / kLanes;
   const int64_t bundles = lines.count / lines.stride * per_outer;
-  const int64_t grain = std::max<int64_t>(1, 4096 / (lines.length * kLanes));
   // The previous background positions go to a compact buffer (kept in cache,
   // unlike rows of `out` one stride apart) unless the lines are very long.
   const bool compact = lines.length <= kCompactLength;
-  at::parallel_for(0, bundles, grain, [&](int64_t begin, int64_t end) {
+  parallel_over(bundles, lines.length * kLanes, [&](int64_t begin, int64_t end) {
     int32_t previous[kLanes], next[kLanes];
     std::vector<int32_t> before(compact ? lines.length * kLanes : 0);
     for (int64_t bundle = begin; bundle < end; ++bundle) {
@@ -59,8 +59,7 @@ void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32
   const int64_t plane = lines.count * n;
   const double s = setup.geometry.sampling[d];
   const bool last = d == setup.geometry.rank - 1;
-  const int64_t grain = std::max<int64_t>(1, 4096 / n);
-  at::parallel_for(0, lines.count, grain, [&](int64_t begin, int64_t end) {
+  parallel_over(lines.count, n, [&](int64_t begin, int64_t end) {
     std::vector<T> line(setup.unit ? 0 : n);
     std::vector<int32_t> line_idx(idx ? d * n : 0), hull_pos(setup.unit ? 0 : n);
     std::vector<EdtParabola<I>> parabolas(setup.unit ? n : 0);

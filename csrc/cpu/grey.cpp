@@ -10,6 +10,7 @@
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -26,8 +27,7 @@ void box_pass(const T* in, T* out, const Lines& lines, const BoxAxis& a, T cval)
   const int64_t per_outer = contiguous ? 1 : (lines.stride + kLanes - 1) / kLanes;
   const int64_t tasks = contiguous ? (lines.count + kLanes - 1) / kLanes
                                    : lines.count / lines.stride * per_outer;
-  const int64_t grain = std::max<int64_t>(1, 4096 / (n * kLanes));
-  at::parallel_for(0, tasks, grain, [&](int64_t begin, int64_t end) {
+  parallel_over(tasks, n * kLanes, [&](int64_t begin, int64_t end) {
     T carry[kLanes], fill[kLanes];
     const int64_t tile = contiguous ? n * kLanes : 0;
     std::unique_ptr<T[]> tile_in(new T[tile]), tile_out(new T[tile]);  // not vector<bool>

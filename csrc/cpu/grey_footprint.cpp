@@ -20,6 +20,7 @@
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -103,7 +104,8 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
   const int64_t blocks = (n0 + per_task - 1) / per_task;
   const int64_t rows = n1 * rows_after, slice_numel = n0 * rows * n;
 
-  at::parallel_for(0, slices * blocks * tiles, 1, [&](int64_t begin, int64_t end) {
+  const int64_t task_work = slice_numel / (blocks * tiles) * static_cast<int64_t>(f.runs.size());
+  parallel_over(slices * blocks * tiles, task_work, [&](int64_t begin, int64_t end) {
     std::unique_ptr<T[]> ring(new T[k0 * plane]), ladder(new T[levels * e]);
     std::vector<const T*> sources(f.runs.size());
     for (int64_t task = begin; task < end; ++task) {

@@ -16,6 +16,7 @@
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -66,7 +67,7 @@ void structure_filter(const T* in, T* out, T* ext, int64_t slices, const Structu
   const int64_t slice_numel = rows * n, ext_numel = ext_rows * e;
 
   // The extended slices, line by line.
-  at::parallel_for(0, slices * ext_rows, std::max<int64_t>(1, 4096 / e), [&](int64_t begin, int64_t end) {
+  parallel_over(slices * ext_rows, e, [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       T* target = ext + line * e;
       const int64_t row = extended_source_row(shape, line % ext_rows);
@@ -84,8 +85,7 @@ void structure_filter(const T* in, T* out, T* ext, int64_t slices, const Structu
 
   const std::vector<Acc<T>> weights = structure_weights<T>(s);
   const size_t count = s.element.offsets.size();
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / (n * static_cast<int64_t>(count)));
-  at::parallel_for(0, slices * rows, grain, [&](int64_t begin, int64_t end) {
+  parallel_over(slices * rows, n * static_cast<int64_t>(count), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       // Output line -> its first extended voxel (same position on every axis).
       const int64_t base = extended_position(shape, line % rows * n);

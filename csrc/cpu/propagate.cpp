@@ -9,6 +9,7 @@
 
 #include "../core/propagate.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -113,7 +114,7 @@ at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
   const bool* mp = m.defined() ? m.data_ptr<bool>() : nullptr;
   const bool* wp = w.data_ptr<bool>();
   bool* op = out.data_ptr<bool>();
-  at::parallel_for(0, s.slices, 1, [&](int64_t begin, int64_t end) {
+  parallel_over(s.slices, s.padded_numel, [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> state(s.padded_numel);
     std::vector<int32_t> stack, active;
     std::vector<uint8_t> seeded;

@@ -14,6 +14,7 @@
 #include "../core/edt.h"
 #include "../core/signed_edt.h"
 #include "../launch.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -143,11 +144,12 @@ struct EnvelopeLine {
   }
 };
 
-// Runs body(begin, end) over [0, count), split over torch's threads if `parallel`.
+// Runs body(begin, end) over [0, count), items of `item_work` voxel-operations each, split
+// over torch's threads if `parallel` (parallel.h).
 template <typename Body>
-void for_range(bool parallel, int64_t count, int64_t grain, const Body& body) {
+void for_range(bool parallel, int64_t count, int64_t item_work, const Body& body) {
   if (parallel) {
-    at::parallel_for(0, count, grain, body);
+    parallel_over(count, item_work, body);
   } else {
     body(0, count);
   }
@@ -243,7 +245,7 @@ void signed_volume(const uint8_t* mask, float* out, const Geometry& g, W* a, W* 
   const W far = static_cast<W>(n0), none = sedt_none<W>(g);
   std::atomic<bool> found{false};
   const int64_t rows = numel / g.size[rank - 1];
-  for_range(parallel, rows, std::max<int64_t>(1, 16384 / g.size[rank - 1]), [&](int64_t s, int64_t e) {
+  for_range(parallel, rows, g.size[rank - 1], [&](int64_t s, int64_t e) {
     seed_rows<W>(mask, g, stride, s, e, far, a, found);
   });
   if (!found.load()) {  // empty (+D) or full (-D): no boundary
@@ -254,7 +256,7 @@ void signed_volume(const uint8_t* mask, float* out, const Geometry& g, W* a, W* 
     return;
   }
   const int64_t lanes0 = numel / n0;
-  for_range(parallel, lanes0, 1024, [&](int64_t s, int64_t e) {
+  for_range(parallel, lanes0, n0, [&](int64_t s, int64_t e) {
     first_axis<W>(a, n0, lanes0, s, e, far, none);
   });
   if (rank == 1) {
@@ -263,13 +265,13 @@ void signed_volume(const uint8_t* mask, float* out, const Geometry& g, W* a, W* 
   }
   for (int k = 1; k < rank - 1; ++k) {
     const int64_t n = g.size[k], lanes = stride[k];
-    for_range(parallel, numel / (n * lanes), 1, [&](int64_t s, int64_t e) {
+    for_range(parallel, numel / (n * lanes), n * lanes, [&](int64_t s, int64_t e) {
       strided_axis<W>(a, b, n, lanes, s, e, none);
     });
     std::swap(a, b);
   }
   const int64_t n = g.size[rank - 1];
-  for_range(parallel, rows, std::max<int64_t>(1, 4096 / n), [&](int64_t s, int64_t e) {
+  for_range(parallel, rows, n, [&](int64_t s, int64_t e) {
     last_axis<W>(a, mask, out, n, s, e, none);
   });
 }
@@ -277,7 +279,7 @@ void signed_volume(const uint8_t* mask, float* out, const Geometry& g, W* a, W* 
 template <typename W>
 void signed_volumes(const uint8_t* mask, float* out, const Geometry& g, int64_t volumes, int64_t numel) {
   if (volumes >= at::get_num_threads()) {
-    at::parallel_for(0, volumes, 1, [&](int64_t begin, int64_t end) {
+    parallel_over(volumes, numel, [&](int64_t begin, int64_t end) {
       std::vector<W> a(numel), b(numel);
       for (int64_t v = begin; v < end; ++v) {
         signed_volume<W>(mask + v * numel, out + v * numel, g, a.data(), b.data(), false);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../core/sinkhorn.h"
+#include "parallel.h"
 
 namespace morphaug {
 namespace {
@@ -99,7 +100,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_
   const at::Tensor kernel_t = kc.t().contiguous();
   const int64_t batch = a.size(0), threads = at::get_num_threads();
   AT_DISPATCH_FLOATING_TYPES(ac.scalar_type(), "morphaug::sinkhorn_scaling (CPU)", [&] {
-    at::parallel_for(0, batch, (batch + threads - 1) / threads, [&](int64_t begin, int64_t end) {
+    // one share per thread, and no parallel region for less than a task of work (parallel.h):
+    // a problem costs at least check_every iterations of two products by the kernel
+    const int64_t grain = std::max((batch + threads - 1) / threads, grain_for(2 * check_every * kc.numel()));
+    at::parallel_for(0, batch, grain, [&](int64_t begin, int64_t end) {
       scaling_rows<scalar_t>(begin, end, ac, bc, kc, kernel_t, max_iter, tol, check_every, q_f, q_g,
                              u, scale, n_iter);
     });
