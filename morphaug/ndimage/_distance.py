@@ -21,6 +21,11 @@ distances
 indices
     Optional ``int32`` tensor ``(S, B, C, *spatial)`` on the input's device
     receiving the feature transform. It is then not returned.
+Errors
+    A ``distances=`` / ``indices=`` of the wrong shape or device is a
+    ``ValueError`` that is also a ``RuntimeError``; of the wrong dtype, a
+    ``TypeError`` that is also a ``ValueError`` and a ``RuntimeError`` (SciPy
+    raises ``RuntimeError`` for EDT and BF, ``ValueError`` for CDT).
 Returns
     Exactly what SciPy returns: the distances, the indices, both as a tuple
     ``(distances, indices)``, or ``None`` when everything went into
@@ -107,8 +112,9 @@ class _ArgumentError(ValueError, RuntimeError):
     """A bad argument: SciPy raises ``RuntimeError`` here, morphaug ``ValueError``."""
 
 
-class _DtypeError(TypeError, RuntimeError):
-    """A bad output dtype: SciPy raises ``RuntimeError`` here, morphaug ``TypeError``."""
+class _DtypeError(TypeError, ValueError, RuntimeError):
+    """A bad output dtype: SciPy raises ``RuntimeError`` (EDT, BF) or ``ValueError`` (CDT)
+    here, morphaug ``TypeError``."""
 
 
 # --------------------------------------------------------------------------
@@ -226,17 +232,18 @@ def _cdt_structure(metric, rank: int) -> np.ndarray:
         if metric == "chessboard":
             return np.ones((3,) * rank, dtype=bool)
         raise ValueError(
-            f"metric must be 'chessboard', 'taxicab', 'cityblock', 'manhattan' or an "
-            f"array of shape {(3,) * rank}, got {metric!r}"
+            f"invalid metric provided: metric must be 'chessboard', 'taxicab', 'cityblock', "
+            f"'manhattan' or an array of shape {(3,) * rank}, got {metric!r}"
         )
     if isinstance(metric, torch.Tensor):
         metric = metric.numpy(force=True) if metric.device.type == "cpu" else tensor_argument(metric)
     try:
         array = np.asarray(metric)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"metric must be a string or array_like, got {metric!r}") from error
+        raise ValueError(f"invalid metric provided: metric must be a string or array_like, "
+                         f"got {metric!r}") from error
     if array.dtype.kind not in "biuf":
-        raise ValueError(f"metric must be a real array, got dtype {array.dtype}")
+        raise ValueError(f"invalid metric provided: metric must be a real array, got dtype {array.dtype}")
     if array.shape != (3,) * rank:
         raise ValueError(
             f"metric must have shape {(3,) * rank} (size 3 along each of the {rank} "
