@@ -500,12 +500,13 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
     axes = normalize_axes(axes, input.ndim - 2)
     output = check_output(output, input)
     hit = Element.from_argument(structure1, input, axes, origin1, "structure1", "origin1")
-    if origin2 is None:
-        origin2 = origin1
+    origin2_name = "origin2"
+    if origin2 is None:  # as in SciPy
+        origin2, origin2_name = origin1, "origin2 (not given, so origin1)"
     if structure2 is None:
-        miss = hit.complement(normalize_origin(origin2, len(axes), "origin2"), "origin2")
+        miss = hit.complement(normalize_origin(origin2, len(axes), origin2_name), origin2_name)
     else:
-        miss = Element.from_argument(structure2, input, axes, origin2, "structure2", "origin2")
+        miss = Element.from_argument(structure2, input, axes, origin2, "structure2", origin2_name)
     x = foreground(input)
     fits = _binary_erosion(x, hit, 1, None, False, invert=False)
     touches = _binary_erosion(x, miss, 1, None, False, invert=True)

@@ -98,7 +98,14 @@ import torch
 
 from .. import _ops
 from ._docs import DISTANCE, filler
-from ._normalize import check_input, foreground, normalize_sequence, tensor_argument
+from ._normalize import (
+    check_dense,
+    check_input,
+    check_no_overlap,
+    foreground,
+    normalize_sequence,
+    tensor_argument,
+)
 from ._torch import distance as _torch_distance
 
 __all__ = ["distance_transform_edt", "distance_transform_cdt", "distance_transform_bf"]
@@ -161,6 +168,7 @@ def _check_distances(distances, input: torch.Tensor, dtypes, what: str) -> torch
         return dtypes[0]
     if not isinstance(distances, torch.Tensor):
         raise TypeError(f"distances must be None or a torch.Tensor, got {type(distances).__name__}")
+    check_dense(distances, "distances")
     if tuple(distances.shape) != tuple(input.shape):
         raise _ArgumentError(
             f"distances has shape {tuple(distances.shape)}, expected the input's shape "
@@ -175,6 +183,7 @@ def _check_distances(distances, input: torch.Tensor, dtypes, what: str) -> torch
             f"distances must have dtype {' or '.join(str(d) for d in dtypes)} for {what}, "
             f"got {distances.dtype}"
         )
+    check_no_overlap(distances, "distances")
     return distances.dtype
 
 
@@ -183,6 +192,7 @@ def _check_indices(indices, input: torch.Tensor) -> None:
         return
     if not isinstance(indices, torch.Tensor):
         raise TypeError(f"indices must be None or a torch.Tensor, got {type(indices).__name__}")
+    check_dense(indices, "indices")
     expected = (input.ndim - 2,) + tuple(input.shape)
     if tuple(indices.shape) != expected:
         raise _ArgumentError(
@@ -194,6 +204,7 @@ def _check_indices(indices, input: torch.Tensor) -> None:
         )
     if indices.dtype != torch.int32:
         raise _DtypeError(f"indices must have dtype torch.int32, got {indices.dtype}")
+    check_no_overlap(indices, "indices")
 
 
 def _results(dist, feats, return_distances, return_indices, distances, indices):
@@ -236,6 +247,7 @@ def _cdt_structure(metric, rank: int) -> np.ndarray:
             f"'manhattan' or an array of shape {(3,) * rank}, got {metric!r}"
         )
     if isinstance(metric, torch.Tensor):
+        metric = check_dense(metric, "metric")
         metric = metric.numpy(force=True) if metric.device.type == "cpu" else tensor_argument(metric)
     try:
         array = np.asarray(metric)
