@@ -489,6 +489,24 @@ def test_bf_matches_scipy(index, fuzz_backend):
         _compare(feats.movedim(0, -1), x, lambda b, c, data: np.moveaxis(scipy_bf(data)[1], 0, -1))
 
 
+def _grey(name: str) -> bool:
+    return name.startswith(("grey", "morphological", "white", "black"))
+
+
+@pytest.mark.parametrize("name", [n for n in ndimage.__all__ if "structure" not in n])
+def test_empty_batch(name, fuzz_backend):
+    """A batch of no samples, with per-sample elements of no samples, gives empty results."""
+    x = torch.zeros(0, 2, 4, 5, dtype=torch.int16 if _grey(name) else torch.bool)
+    per_sample = np.ones((0, 3, 3), dtype=bool)
+    element = {"structure1": per_sample} if name == "binary_hit_or_miss" else \
+        {"footprint": per_sample} if _grey(name) else {"structure": per_sample}
+    if name.startswith("distance"):
+        element = {"return_indices": True}
+    result = getattr(ndimage, name)(x, **element)
+    for tensor, leading in zip(result if isinstance(result, tuple) else (result,), [(), (2,)]):
+        assert tensor.shape == (*leading, *x.shape)
+
+
 # --------------------------------------------------------------------------
 # structuring elements
 
@@ -570,7 +588,7 @@ def _valid_arguments(name: str, x: torch.Tensor) -> dict:
     if name == "iterate_structure":
         return {"structure": np.ones((3, 3), bool), "iterations": 2, "origin": 0}
     arguments = {"input": x}
-    if name.startswith(("grey", "morphological", "white", "black")):
+    if _grey(name):
         arguments.update(input=x.to(torch.int16), size=3, mode="constant", cval=0)
     if name.startswith("distance"):
         arguments.update(return_indices=True)

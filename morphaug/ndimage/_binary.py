@@ -155,6 +155,8 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
     ``invert=True`` is the OR instead (``binary_dilation`` passes the
     reflected element). ``x`` and ``mask`` are ``(B, C, *spatial)`` bool.
     """
+    if x.numel() == 0:  # e.g. an empty batch, whose per-sample elements have no positions
+        return x.clone()
     return _TABLES[invert](x, x, element, iterations, mask, border, invert)
 
 
@@ -623,7 +625,8 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     x = foreground(input)
     element = Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
     element = element.reflected()  # as binary_dilation builds it
-    return finish_output(_FILL_HOLES(x, x, element, structure, origin, axes), output)
+    result = x.clone() if x.numel() == 0 else _FILL_HOLES(x, x, element, structure, origin, axes)
+    return finish_output(result, output)
 
 
 def _fill_holes_torch(x, element, structure, origin, axes):

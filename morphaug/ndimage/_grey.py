@@ -194,7 +194,7 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
             )
         host = _on_host(element, footprint)
     if host is not None:
-        per_slice = host.reshape(*host.shape[:2], -1)
+        per_slice = host.reshape(*host.shape[:2], math.prod(host.shape[2:]))  # B may be 0
         empty = np.argwhere(~per_slice.any(axis=-1))
         if len(empty):
             raise ValueError(
