@@ -73,8 +73,10 @@ SciPy parity
 Algorithms and cost (torch backend)
 -----------------------------------
 See ``morphaug.ndimage._torch.distance``: a separable exact EDT (min-plus
-products per axis, in bounded blocks), SciPy's two CDT raster passes by
-wavefronts of rows, and BF by blocks of all pairs.
+products per axis, in bounded blocks), SciPy's two CDT raster passes (by
+sweeps along the axes for the taxicab and chessboard metrics, by wavefronts
+of rows for other metric arrays), and BF by blocks of all pairs. The native
+CDT kernel takes up to 6 spatial axes; more run on the torch backend.
 
 Host syncs
 ----------
@@ -239,7 +241,7 @@ def _cdt_structure(metric, rank: int) -> np.ndarray:
     """The chamfer neighbourhood as a bool NumPy array of shape ``(3,) * rank``."""
     if isinstance(metric, str):
         if metric in _TAXICAB:
-            return np.abs(np.indices((3,) * rank) - 1).sum(0) <= 1
+            return _torch_distance.taxicab_neighbourhood(rank)
         if metric == "chessboard":
             return np.ones((3,) * rank, dtype=bool)
         raise ValueError(
