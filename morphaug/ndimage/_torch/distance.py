@@ -278,7 +278,8 @@ def cdt(mask: torch.Tensor, structure: np.ndarray, want_indices: bool):
         feats = feats.reshape(1, *spatial).expand(batch, *spatial).clone()
     dims = tuple(range(1, values.ndim))
     chessboard = bool(structure.all())
-    if np.array_equal(structure, taxicab_neighbourhood(len(spatial))) or (chessboard and _sweeps_are_cheaper(spatial)):
+    taxicab = np.array_equal(structure, taxicab_neighbourhood(len(spatial)))
+    if taxicab or (chessboard and _sweeps_are_cheaper(spatial)):
         one_pass = (lambda v, f: _sweep_pass(v, f, chessboard))
     else:
         plan = _ChamferPlan(spatial, structure, device)
@@ -418,18 +419,18 @@ def _first_parent(swept: torch.Tensor, values: torch.Tensor, chessboard: bool) -
     at = own.expand(batch, -1)
     zero = torch.ones_like(at, dtype=torch.bool)  # whether the offset so far is 0
 
-    def holds(box, axis, step):
-        """Whether the box at the current neighbour, moved by ``step`` along ``axis``, holds
-        the target (false outside the array)."""
+    def holds(box, axis, stride, step):
+        """Whether ``box`` (flat) at the neighbour so far, moved by ``step`` along ``axis``,
+        holds the target (false outside the array)."""
         moved = coords[axis] + step
         inside = (moved >= 0) & (moved < spatial[axis])
-        index = (at + step * stride).clamp(0, own.numel() - 1)
-        return inside & (box.flatten(1).gather(1, index) == target)
+        return inside & (box.gather(1, (at + step * stride).clamp(0, own.numel() - 1)) == target)
 
     for axis, (box, stride) in enumerate(zip(boxes, _strides(spatial))):
-        back = holds(box, axis, -1)
+        box = box.flatten(1)
+        back = holds(box, axis, stride, -1)
         if chessboard:
-            step = torch.where(back, -1, torch.where(zero | holds(box, axis, 0), 0, 1))
+            step = torch.where(back, -1, torch.where(zero | holds(box, axis, stride, 0), 0, 1))
         else:
             step = torch.where(zero & back, -1, 0)
         coords[axis] += step
