@@ -169,6 +169,8 @@ def _binary_erosion(x, element, iterations, mask, border, invert):
     ``invert=True`` is the OR instead (``binary_dilation`` passes the
     reflected element). ``x`` and ``mask`` are ``(B, C, *spatial)`` bool.
     """
+    if x.numel() == 0:  # e.g. an empty batch, whose per-sample elements have no positions
+        return x.clone()
     return _TABLES[invert](x, x, element, iterations, mask, border, invert)
 
 
@@ -514,12 +516,13 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
     axes = normalize_axes(axes, input.ndim - 2)
     output = check_output(output, input)
     hit = Element.from_argument(structure1, input, axes, origin1, "structure1", "origin1")
-    if origin2 is None:
-        origin2 = origin1
+    origin2_name = "origin2"
+    if origin2 is None:  # as in SciPy
+        origin2, origin2_name = origin1, "origin2 (not given, so origin1)"
     if structure2 is None:
-        miss = hit.complement(normalize_origin(origin2, len(axes), "origin2"), "origin2")
+        miss = hit.complement(normalize_origin(origin2, len(axes), origin2_name), origin2_name)
     else:
-        miss = Element.from_argument(structure2, input, axes, origin2, "structure2", "origin2")
+        miss = Element.from_argument(structure2, input, axes, origin2, "structure2", origin2_name)
     x = foreground(input)
     fits = _binary_erosion(x, hit, 1, None, False, invert=False)
     touches = _binary_erosion(x, miss, 1, None, False, invert=True)
@@ -644,7 +647,8 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     x = foreground(input)
     element = Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
     element = element.reflected()  # as binary_dilation builds it
-    return finish_output(_FILL_HOLES(x, x, element, structure, origin, axes), output)
+    result = x.clone() if x.numel() == 0 else _FILL_HOLES(x, x, element, structure, origin, axes)
+    return finish_output(result, output)
 
 
 def _fill_holes_torch(x, element, structure, origin, axes):

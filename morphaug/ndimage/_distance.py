@@ -21,6 +21,11 @@ distances
 indices
     Optional ``int32`` tensor ``(S, B, C, *spatial)`` on the input's device
     receiving the feature transform. It is then not returned.
+Errors
+    A ``distances=`` / ``indices=`` of the wrong shape or device is a
+    ``ValueError`` that is also a ``RuntimeError``; of the wrong dtype, a
+    ``TypeError`` that is also a ``ValueError`` and a ``RuntimeError`` (SciPy
+    raises ``RuntimeError`` for EDT and BF, ``ValueError`` for CDT).
 Returns
     Exactly what SciPy returns: the distances, the indices, both as a tuple
     ``(distances, indices)``, or ``None`` when everything went into
@@ -68,8 +73,10 @@ SciPy parity
 Algorithms and cost (torch backend)
 -----------------------------------
 See ``morphaug.ndimage._torch.distance``: a separable exact EDT (min-plus
-products per axis, in bounded blocks), SciPy's two CDT raster passes by
-wavefronts of rows, and BF by blocks of all pairs.
+products per axis, in bounded blocks), SciPy's two CDT raster passes (by
+sweeps along the axes for the taxicab and chessboard metrics, by wavefronts
+of rows for other metric arrays), and BF by blocks of all pairs. The native
+CDT kernel takes up to 6 spatial axes; more run on the torch backend.
 
 Host syncs
 ----------
@@ -93,7 +100,14 @@ import torch
 
 from .. import _ops
 from ._docs import DISTANCE, filler
-from ._normalize import check_input, foreground, normalize_sequence, tensor_argument
+from ._normalize import (
+    check_dense,
+    check_input,
+    check_no_overlap,
+    foreground,
+    normalize_sequence,
+    tensor_argument,
+)
 from ._torch import distance as _torch_distance
 
 __all__ = ["distance_transform_edt", "distance_transform_cdt", "distance_transform_bf"]
@@ -107,8 +121,9 @@ class _ArgumentError(ValueError, RuntimeError):
     """A bad argument: SciPy raises ``RuntimeError`` here, morphaug ``ValueError``."""
 
 
-class _DtypeError(TypeError, RuntimeError):
-    """A bad output dtype: SciPy raises ``RuntimeError`` here, morphaug ``TypeError``."""
+class _DtypeError(TypeError, ValueError, RuntimeError):
+    """A bad output dtype: SciPy raises ``RuntimeError`` (EDT, BF) or ``ValueError`` (CDT)
+    here, morphaug ``TypeError``."""
 
 
 # --------------------------------------------------------------------------
@@ -155,6 +170,7 @@ def _check_distances(distances, input: torch.Tensor, dtypes, what: str) -> torch
         return dtypes[0]
     if not isinstance(distances, torch.Tensor):
         raise TypeError(f"distances must be None or a torch.Tensor, got {type(distances).__name__}")
+    check_dense(distances, "distances")
     if tuple(distances.shape) != tuple(input.shape):
         raise _ArgumentError(
             f"distances has shape {tuple(distances.shape)}, expected the input's shape "
@@ -169,6 +185,7 @@ def _check_distances(distances, input: torch.Tensor, dtypes, what: str) -> torch
             f"distances must have dtype {' or '.join(str(d) for d in dtypes)} for {what}, "
             f"got {distances.dtype}"
         )
+    check_no_overlap(distances, "distances")
     return distances.dtype
 
 
@@ -177,6 +194,7 @@ def _check_indices(indices, input: torch.Tensor) -> None:
         return
     if not isinstance(indices, torch.Tensor):
         raise TypeError(f"indices must be None or a torch.Tensor, got {type(indices).__name__}")
+    check_dense(indices, "indices")
     expected = (input.ndim - 2,) + tuple(input.shape)
     if tuple(indices.shape) != expected:
         raise _ArgumentError(
@@ -188,6 +206,7 @@ def _check_indices(indices, input: torch.Tensor) -> None:
         )
     if indices.dtype != torch.int32:
         raise _DtypeError(f"indices must have dtype torch.int32, got {indices.dtype}")
+    check_no_overlap(indices, "indices")
 
 
 def _results(dist, feats, return_distances, return_indices, distances, indices):
@@ -222,21 +241,23 @@ def _cdt_structure(metric, rank: int) -> np.ndarray:
     """The chamfer neighbourhood as a bool NumPy array of shape ``(3,) * rank``."""
     if isinstance(metric, str):
         if metric in _TAXICAB:
-            return np.abs(np.indices((3,) * rank) - 1).sum(0) <= 1
+            return _torch_distance.taxicab_neighbourhood(rank)
         if metric == "chessboard":
             return np.ones((3,) * rank, dtype=bool)
         raise ValueError(
-            f"metric must be 'chessboard', 'taxicab', 'cityblock', 'manhattan' or an "
-            f"array of shape {(3,) * rank}, got {metric!r}"
+            f"invalid metric provided: metric must be 'chessboard', 'taxicab', 'cityblock', "
+            f"'manhattan' or an array of shape {(3,) * rank}, got {metric!r}"
         )
     if isinstance(metric, torch.Tensor):
+        metric = check_dense(metric, "metric")
         metric = metric.numpy(force=True) if metric.device.type == "cpu" else tensor_argument(metric)
     try:
         array = np.asarray(metric)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"metric must be a string or array_like, got {metric!r}") from error
+        raise ValueError(f"invalid metric provided: metric must be a string or array_like, "
+                         f"got {metric!r}") from error
     if array.dtype.kind not in "biuf":
-        raise ValueError(f"metric must be a real array, got dtype {array.dtype}")
+        raise ValueError(f"invalid metric provided: metric must be a real array, got dtype {array.dtype}")
     if array.shape != (3,) * rank:
         raise ValueError(
             f"metric must have shape {(3,) * rank} (size 3 along each of the {rank} "

@@ -28,7 +28,7 @@ the device. Such a footprint takes the general path even when it is all true
 footprint is all false gets the identity (SciPy refuses an all-false one).
 
 Gradients
-    On every backend and element kind, :func:`_min_or_max` of an input that
+    On every backend and element kind, :func:`_extremum` of an input that
     requires grad is a ``torch.autograd.Function`` whose backward is
     ``max_pool``'s subgradient (``_torch.grey.extremum_gradient``): each
     output's gradient goes to one input voxel that attains it. The compound
@@ -55,13 +55,22 @@ SciPy parity
     SciPy's exact arithmetic: at the first position (C order) of each
     slice's element the structure is added in float64, elsewhere it is first
     cast to the input dtype (rounded for floats, truncated toward zero for
-    integers); the extreme is then cast to the input dtype. Differences, all
-    where SciPy overflows, rounds, or is inconsistent with itself:
+    integers); the extreme is then cast to the input dtype. A bool input
+    with a ``structure`` follows SciPy's byte arithmetic exactly, as its C
+    loop does it on x86: SciPy's bool array holds a byte, the structure is
+    cast to a byte and added modulo 256 (in float64 at the first position),
+    and each step of a compound op (opening, closing, top-hats) passes its
+    bytes on to the next; the result is ``True`` where the byte is non-zero.
+    Differences, all where SciPy overflows, rounds, or is inconsistent with
+    itself:
 
     * A ``structure`` that pushes an integer result out of the dtype's range:
       SciPy wraps around (or hits an undefined C cast), morphaug saturates to
-      the dtype's range. A ``bool`` result is ``True`` where the value's
-      integer part is non-zero, as in SciPy.
+      the dtype's range.
+    * Bool input with a ``structure``: a constant-mode ``cval`` counts as 0
+      or 1 (non-zero), where SciPy uses its byte (``cval=2`` is 2); with a
+      non-bool ``output`` SciPy stores the unwrapped float64 extreme of the
+      last step, morphaug the bool result cast to ``output``'s dtype.
     * ``int64`` and ``uint64`` values beyond 2**53: SciPy rounds them through
       float64, morphaug is exact without ``structure`` (with one, both use
       float64). A non-flat ``structure`` with ``uint64`` input is a
@@ -112,8 +121,8 @@ from ._normalize import (
     normalize_sequence,
     validate_origin,
 )
-from ._shift import cast_cval
 from . import _unsigned
+from ._shift import cast_cval, pad, shifted
 from ._torch import grey as _torch_grey
 
 __all__ = [
@@ -200,7 +209,7 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
             )
         host = _on_host(element, footprint)
     if host is not None:
-        per_slice = host.reshape(*host.shape[:2], math.prod(host.shape[2:]))  # -1 is ambiguous for B = 0
+        per_slice = host.reshape(*host.shape[:2], math.prod(host.shape[2:]))  # B may be 0
         empty = np.argwhere(~per_slice.any(axis=-1))
         if len(empty):
             raise ValueError(
@@ -276,24 +285,95 @@ def _reflected(filt: Filter) -> Filter:
 # --------------------------------------------------------------------------
 
 def _min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
-    """Minimum (erosion) or maximum (dilation, given the reflected filter), by the op's table;
-    wide unsigned inputs on their order-preserving signed image (``_unsigned``)."""
+    """Minimum (erosion) or maximum (dilation, given the reflected filter), by the op's table."""
+    return _filter_steps(input, [(filt, minimum)])
+
+
+def _opening(input: torch.Tensor, filt: Filter) -> torch.Tensor:
+    """Erosion, then dilation (SciPy's ``grey_opening``)."""
+    return _filter_steps(input, [(filt, True), (_reflected(filt), False)])
+
+
+def _closing(input: torch.Tensor, filt: Filter) -> torch.Tensor:
+    """Dilation, then erosion (SciPy's ``grey_closing``)."""
+    return _filter_steps(input, [(_reflected(filt), False), (filt, True)])
+
+
+def _filter_steps(input: torch.Tensor, steps) -> torch.Tensor:
+    """``input`` through the ``(filter, minimum)`` steps in turn, as SciPy chains them.
+
+    A bool input with a non-flat structure follows SciPy's byte arithmetic
+    (:func:`_bool_structure`), whose steps pass bytes, not bools, on to the next.
+    """
     if input.numel() == 0:
         return input.clone()
+    if input.dtype == torch.bool and steps[0][0].structure is not None:
+        codes = input.to(torch.float64)
+        for filt, minimum in steps:
+            codes = _bool_structure(codes, filt, minimum)
+        return codes != 0
+    for filt, minimum in steps:
+        input = _extremum(input, filt, minimum)
+    return input
+
+
+def _extremum(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+    """One min/max filter by the op's table: wide unsigned inputs on their order-preserving
+    signed image (``_unsigned``), an input that requires grad through :class:`_Extremum`."""
     if input.dtype in _unsigned.SIGNED and filt.structure is None:  # flat: exact on the ordered image
         cval = None if filt.cval is None else _unsigned.ordered_value(filt.cval, input.dtype)
-        result = _min_or_max(_unsigned.ordered(input), dataclasses.replace(filt, cval=cval), minimum)
+        result = _extremum(_unsigned.ordered(input), dataclasses.replace(filt, cval=cval), minimum)
         return _unsigned.from_ordered(result, input.dtype)
     if input.dtype in _unsigned.SIGNED:  # non-flat: SciPy's sums of the values, in a wider dtype
         wider = _unsigned.WIDER.get(input.dtype)
         if wider is None:
             raise TypeError("structure: a non-flat element does not take uint64 input (SciPy rounds its "
                             "values through float64); convert the input to int64 or float64")
-        result = _min_or_max(input.to(wider), filt, minimum)
+        result = _extremum(input.to(wider), filt, minimum)
         return result.clamp_(0, torch.iinfo(input.dtype).max).to(input.dtype)  # saturated, as documented
     if input.requires_grad and torch.is_grad_enabled():
         return _Extremum.apply(input, filt, minimum)
     return _TABLES[minimum](input, input, filt, minimum)
+
+
+def _byte(values: torch.Tensor) -> torch.Tensor:
+    """C's cast of float64 ``values`` to an unsigned byte as x86 computes it (through a
+    32-bit int): truncated toward zero, modulo 256; 0 outside the int32 range."""
+    whole = values.trunc()
+    return torch.where(whole.abs() < 2.0 ** 31, whole.remainder(256), 0.0)
+
+
+def _bool_structure(codes: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+    """SciPy's min/max filter with a non-flat structure on a bool array holding ``codes``.
+
+    ``codes`` are the float64 bytes 0..255 that SciPy's ``npy_bool`` array
+    holds: 0 and 1 for a real bool input, any byte for a step's result. SciPy's
+    C loop takes ``x + w`` in float64 at the first position (C order) of the
+    footprint, ``w`` being the structure (negated for a minimum); elsewhere it
+    casts ``w`` to a byte and adds it to ``x`` modulo 256. The extreme is
+    stored as a byte (:func:`_byte`), which is returned. Every position of the
+    element's box is visited, masked by the footprint on the device; a sample
+    whose footprint is all false gets the identity (1 for a minimum, else 0).
+    """
+    sign = -1.0 if minimum else 1.0
+    identity = -sign * math.inf
+    footprint = filt.footprint if filt.footprint is not None else torch.ones_like(
+        filt.structure, dtype=torch.bool)
+    flat = footprint.flatten(2)
+    first = (flat & (flat.cumsum(-1) == 1)).reshape(footprint.shape)
+    weight = sign * filt.structure
+    pads = [(k // 2 + o, k - 1 - k // 2 - o) for k, o in zip(filt.shape, filt.origins)]
+    padded = pad(codes, filt.axes, pads, filt.modes, 0.0 if filt.cval is None else float(filt.cval))
+    spread = (lambda value: value.reshape(*value.shape, *[1] * (codes.ndim - 2)))
+    extreme = torch.full_like(codes, identity)
+    op = torch.minimum if minimum else torch.maximum
+    for position in np.ndindex(*filt.shape):
+        index = (..., *position)
+        value = shifted(padded, filt.axes, position, codes.shape)
+        w = spread(weight[index])
+        term = torch.where(spread(first[index]), value + w, (value + _byte(w)).remainder(256))
+        op(extreme, torch.where(spread(footprint[index]), term, identity), out=extreme)
+    return torch.where(spread(flat.any(-1)), _byte(extreme), float(minimum))
 
 
 class _Extremum(torch.autograd.Function):
@@ -529,8 +609,7 @@ def grey_opening(input, size=None, footprint=None, structure=None, output=None,
     input = check_input(input)
     output = check_output(output, input)
     filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
-    eroded = _min_or_max(input, filt, minimum=True)
-    return finish_output(_min_or_max(eroded, _reflected(filt), minimum=False), output)
+    return finish_output(_opening(input, filt), output)
 
 
 @_opaque
@@ -565,8 +644,7 @@ def grey_closing(input, size=None, footprint=None, structure=None, output=None,
     input = check_input(input)
     output = check_output(output, input)
     filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
-    dilated = _min_or_max(input, _reflected(filt), minimum=False)
-    return finish_output(_min_or_max(dilated, filt, minimum=True), output)
+    return finish_output(_closing(input, filt), output)
 
 
 @_opaque
@@ -701,8 +779,7 @@ def white_tophat(input, size=None, footprint=None, structure=None, output=None,
     dtype = _output_dtype(input, output)
     _check_arithmetic(input, dtype, "white_tophat", xor_bool=True)
     filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
-    eroded = _min_or_max(input, filt, minimum=True)
-    opened = _min_or_max(eroded, _reflected(filt), minimum=False).to(dtype)
+    opened = _opening(input, filt).to(dtype)
     if input.dtype == torch.bool and dtype == torch.bool:
         result = input ^ opened
     else:
@@ -747,8 +824,7 @@ def black_tophat(input, size=None, footprint=None, structure=None, output=None,
     dtype = _output_dtype(input, output)
     _check_arithmetic(input, dtype, "black_tophat", xor_bool=True)
     filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
-    dilated = _min_or_max(input, _reflected(filt), minimum=False)
-    closed = _min_or_max(dilated, filt, minimum=True).to(dtype)
+    closed = _closing(input, filt).to(dtype)
     if input.dtype == torch.bool and dtype == torch.bool:
         result = closed ^ input
     else:

@@ -12,6 +12,10 @@ Conventions (see ``morphaug.ndimage`` module docstring):
   has ``len(axes)`` trailing dimensions and is shared ``(*k)``, per sample
   ``(B, *k)`` or per sample and channel ``(B, C, *k)``: the rank difference
   decides. It is returned as a ``(B|1, C|1, *k)`` tensor on the input's device.
+* Tensor arguments are dense (strided): a sparse layout or a nested tensor is
+  a ``TypeError`` naming the argument. A tensor that receives a result
+  (``output=``, ``distances=``, ``indices=``) must not have elements sharing
+  memory (e.g. made by ``expand``): a ``ValueError`` naming it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from .._checks import MODES, check_int, is_int
 __all__ = [
     "MODES",
     "check_input",
+    "check_dense",
+    "check_no_overlap",
     "foreground",
     "normalize_axes",
     "tensor_argument",
@@ -68,6 +74,26 @@ def foreground(tensor: torch.Tensor) -> torch.Tensor:
     return tensor if tensor.dtype == torch.bool else tensor != 0
 
 
+def check_dense(tensor: torch.Tensor, name: str) -> torch.Tensor:
+    """Refuse sparse and other non-strided layouts, and nested tensors: no op takes them."""
+    if tensor.is_nested:
+        raise TypeError(f"{name} must be a dense (strided) tensor, got a nested tensor")
+    if tensor.layout != torch.strided:
+        raise TypeError(f"{name} must be a dense (strided) tensor, got layout {tensor.layout}; "
+                        "use .to_dense()")
+    return tensor
+
+
+def check_no_overlap(tensor: torch.Tensor, name: str) -> torch.Tensor:
+    """Check that ``tensor`` can receive a result: no two of its elements share memory."""
+    if torch._debug_has_internal_overlap(tensor) == 1:  # what copy_ refuses
+        raise ValueError(
+            f"{name} has elements that share memory (e.g. a tensor made by expand(), with "
+            f"strides {tuple(tensor.stride())}), so it cannot receive a result; clone() it"
+        )
+    return tensor
+
+
 def check_input(input, name: str = "input") -> torch.Tensor:
     """Check that ``input`` is a real ``(B, C, *spatial)`` tensor."""
     if not isinstance(input, torch.Tensor):
@@ -75,6 +101,7 @@ def check_input(input, name: str = "input") -> torch.Tensor:
             f"{name} must be a torch.Tensor of shape (B, C, *spatial), "
             f"got {type(input).__name__}"
         )
+    check_dense(input, name)
     if input.is_complex():
         raise TypeError(f"{name} must be real, got complex dtype {input.dtype}")
     if input.dtype not in _SUPPORTED_DTYPES:
@@ -179,7 +206,7 @@ def normalize_iterations(iterations) -> int:
 
 def _as_tensor(value, name: str, device: torch.device) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
-        tensor = value
+        tensor = check_dense(value, name)
     else:
         try:
             tensor = torch.as_tensor(np.asarray(value))
@@ -270,6 +297,7 @@ def check_output(output, input: torch.Tensor, name: str = "output",
         raise TypeError(
             f"{name} must be None, a torch.dtype or a torch.Tensor, got {type(output).__name__}"
         )
+    check_dense(output, name)
     if tuple(output.shape) != tuple(input.shape):
         raise ValueError(
             f"{name} has shape {tuple(output.shape)}, expected the input's shape "
@@ -285,7 +313,7 @@ def check_output(output, input: torch.Tensor, name: str = "output",
             + " or ".join(str(d) for d in dtypes)
             + f", got {output.dtype}"
         )
-    return output
+    return check_no_overlap(output, name)
 
 
 def finish_output(result: torch.Tensor, output) -> torch.Tensor:

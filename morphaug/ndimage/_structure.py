@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .._checks import check_int
-from ._normalize import normalize_origin
+from ._normalize import check_dense, normalize_origin
 
 __all__ = ["generate_binary_structure", "iterate_structure"]
 
@@ -122,7 +122,7 @@ def iterate_structure(structure, iterations, origin=None):
     from ._binary import binary_dilation  # _binary imports this module
 
     if isinstance(structure, torch.Tensor):
-        element = structure
+        element = check_dense(structure, "structure")
     else:
         try:
             element = torch.as_tensor(np.asarray(structure))
