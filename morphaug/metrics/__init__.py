@@ -55,4 +55,4 @@ Compilation
 
 from ._surface import DISTANCE_METRICS, average_surface_distance, hausdorff_distance, normalized_surface_dice
 
-__all__ = ["hausdorff_distance", "average_surface_distance", "normalized_surface_dice", "DISTANCE_METRICS"]
+__all__ = ["DISTANCE_METRICS", "average_surface_distance", "hausdorff_distance", "normalized_surface_dice"]
