@@ -254,3 +254,99 @@ def test_benchmark_row_runs_quick():
     assert completed.returncode == 0, completed.stderr
     rows = [line for line in completed.stdout.splitlines() if line.startswith("| HD95")]
     assert len(rows) == 1 and "nan" not in rows[0].lower() and "equal" in rows[0], completed.stdout
+
+
+# ------------------------------------------------------------------ MONAI adapters
+monai_adapters = pytest.importorskip("morphaug.adapters.monai")
+ADAPTED = ["HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric"]
+
+
+def one_hot(seed: int, shape, classes: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
+    """Float one-hot prediction and reference ``(B, classes, *spatial)`` from label maps of blobs."""
+    rng = np.random.default_rng(seed)
+    spatial = (0,) + (2.0,) * (len(shape) - 1)
+    field = ndi.gaussian_filter(rng.standard_normal((classes, *shape)), (0,) + spatial)
+    ref = torch.from_numpy(field.argmax(0))
+    pred = torch.from_numpy((field + 0.5 * rng.standard_normal(field.shape)).argmax(0))
+    pred[0][pred[0] == 2] = 1  # class 2 missing from the first prediction
+    encode = lambda labels: torch.nn.functional.one_hot(labels, classes).movedim(-1, 1).float()  # noqa: E731
+    return encode(pred), encode(ref)
+
+
+METRIC_ARGS = [
+    ("HausdorffDistanceMetric", {}),
+    ("HausdorffDistanceMetric", {"percentile": 95, "include_background": True, "reduction": "mean_batch"}),
+    ("HausdorffDistanceMetric", {"percentile": 0, "directed": True, "get_not_nans": True}),
+    ("HausdorffDistanceMetric", {"distance_metric": "chessboard", "ignore_index": 2, "reduction": "none"}),
+    ("SurfaceDistanceMetric", {}),
+    ("SurfaceDistanceMetric", {"symmetric": True, "include_background": True, "get_not_nans": True}),
+    ("SurfaceDistanceMetric", {"distance_metric": "taxicab", "ignore_index": 1, "reduction": "sum_channel"}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 2.0]}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 1.5, 3.0], "include_background": True, "get_not_nans": True}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 2.0], "distance_metric": "taxicab", "ignore_index": 0}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 2.0], "use_subvoxels": True}),
+]
+SPACINGS_AT_CALL = [None, 1.5, (0.5, 2.0, 1.25), [(0.5, 2.0, 1.25), (1.0, 1.0, 3.0), (0.5, 2.0, 1.25)]]
+
+
+@pytest.mark.parametrize("name, kwargs", METRIC_ARGS, ids=[f"{n}-{sorted(k)}" for n, k in METRIC_ARGS])
+def test_adapted_classes_accumulate_and_aggregate_as_monai_s(name, kwargs):
+    ours, theirs = getattr(monai_adapters, name)(**kwargs), getattr(monai_metrics, name)(**kwargs)
+    for seed, spacing in enumerate(SPACINGS_AT_CALL):
+        if kwargs.get("use_subvoxels") and isinstance(spacing, float):
+            continue  # MONAI's subvoxel surfaces need one spacing per axis
+        pred, ref = one_hot(seed, (3, 10, 12, 11))
+        with warnings.catch_warnings():  # MONAI's warnings about empty classes
+            warnings.simplefilter("ignore")
+            expected = theirs(y_pred=pred, y=ref, spacing=spacing)
+            found = ours(y_pred=pred, y=ref, spacing=spacing)
+        assert_matches(found, expected, exact=kwargs.get("distance_metric", "euclidean") != "euclidean")
+    for got, want in zip(torch.utils._pytree.tree_leaves(ours.aggregate()),
+                         torch.utils._pytree.tree_leaves(theirs.aggregate())):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=0, equal_nan=True)
+    ours.reset()
+    assert ours.get_buffer() is None
+
+
+@pytest.mark.parametrize("name", ADAPTED)
+def test_adapted_classes_are_monai_s_with_monai_s_signature(name):
+    import inspect
+
+    ours, theirs = getattr(monai_adapters, name), getattr(monai_metrics, name)
+    assert issubclass(ours, theirs) and issubclass(ours, monai_metrics.CumulativeIterationMetric)
+    assert inspect.signature(ours) == inspect.signature(theirs)
+    assert ours is getattr(__import__("morphaug.adapters.monai_metrics", fromlist=[name]), name)
+
+
+def test_adapted_classes_take_lists_and_meta_tensors_and_stay_on_the_device():
+    from monai.data import MetaTensor
+
+    pred, ref = one_hot(7, (2, 9, 10))
+    metric = monai_adapters.HausdorffDistanceMetric(percentile=95)
+    expected = metrics.hausdorff_distance(pred[:, 1:], ref[:, 1:], 95)
+    assert_matches(metric([MetaTensor(p) for p in pred], [MetaTensor(r) for r in ref]), expected, exact=True)
+    found = metric(MetaTensor(pred), MetaTensor(ref))
+    assert type(found) is torch.Tensor and found.device == pred.device
+    assert_matches(found, expected, exact=True)
+
+
+def test_adapted_classes_check_their_own_arguments():
+    pred, ref = one_hot(8, (2, 9, 10))
+    with pytest.raises(ValueError, match="^class_thresholds must be a list of finite numbers >= 0"):
+        monai_adapters.SurfaceDiceMetric([1.0, -1.0])
+    with pytest.raises(ValueError, match=r"^number of classes \(2\) does not match number of class thresholds \(1\)"):
+        monai_adapters.SurfaceDiceMetric([1.0])(pred, ref)
+    with pytest.raises(ValueError, match="^spacing must be positive and finite"):
+        monai_adapters.SurfaceDistanceMetric()(pred, ref, spacing=(1.0, -1.0))
+    with pytest.raises(ValueError, match="^y_pred should have at least three dimensions"):
+        monai_adapters.SurfaceDistanceMetric()._compute_tensor(pred[0, 0], ref[0, 0])
+    with pytest.raises(ValueError, match="^pred must be binary"):
+        monai_adapters.HausdorffDistanceMetric()(pred * 0.5, ref)
+
+
+def test_adapter_docstring_examples():
+    import doctest
+
+    from morphaug.adapters import monai_metrics as module
+
+    assert doctest.testmod(module, raise_on_error=False).failed == 0
