@@ -52,7 +52,7 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 
 from .. import metrics
 
-__all__ = ["HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric"]
+__all__ = ["HausdorffDistanceMetric", "SurfaceDiceMetric", "SurfaceDistanceMetric"]
 
 
 def _axes(spacing, rank: int) -> tuple[float, ...] | None:
