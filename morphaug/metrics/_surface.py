@@ -128,12 +128,16 @@ class _Surfaces(NamedTuple):
     def finite(self) -> torch.Tensor:
         return (self.n_source > 0) & (self.n_target > 0)
 
+    def at_source(self) -> torch.Tensor:
+        """The distances of the source voxels, 0 elsewhere."""
+        return torch.where(self.source, self.distance, 0.0)
+
 
 def _surfaces(pred, ref, sampling, distance_metric, symmetric: bool) -> _Surfaces:
     batch, channels = pred.shape[:2]
     masks = torch.cat([pred, ref])
     edges = masks & ~ndimage.binary_erosion(masks)  # (2B, C, ...): the surfaces of pred, then of ref
-    counts = edges.flatten(2).sum(-1)
+    counts = edges.flatten(2).sum(-1, dtype=torch.int32)
     if symmetric:
         sources, targets = edges, edges.roll(batch, 0)
         n_source, n_target = counts, counts.roll(batch, 0)
@@ -256,7 +260,7 @@ def hausdorff_distance(pred, ref, percentile=None, directed=False, sampling=None
     sampling = _sampling(sampling, pred.ndim - 2, distance_metric)
     s = _surfaces(pred, ref, sampling, distance_metric, symmetric=not _flag(directed, "directed"))
     if percentile is None:
-        worst = torch.where(s.infinite(), _INF, (s.distance * s.source).amax(-1))  # distances are >= 0
+        worst = torch.where(s.infinite(), _INF, s.at_source().amax(-1))
     else:
         # on the CPU, reading the counts is free and a partial sort much faster than a sort
         ranked = _percentile(s.distance, s.source, s.n_source, percentile / 100, partial=pred.device.type == "cpu")
@@ -310,7 +314,7 @@ def average_surface_distance(pred, ref, symmetric=False, sampling=None, distance
     distance_metric = _distance_metric(distance_metric)
     sampling = _sampling(sampling, pred.ndim - 2, distance_metric)
     s = _surfaces(pred, ref, sampling, distance_metric, symmetric=_flag(symmetric, "symmetric"))
-    total = torch.where(s.infinite(), _INF, (s.distance * s.source).sum(-1))
+    total = torch.where(s.infinite(), _INF, s.at_source().sum(-1))
     return total.sum(0) / s.listed().sum(0)
 
 
@@ -366,5 +370,5 @@ def normalized_surface_dice(pred, ref, tolerance, sampling=None, distance_metric
     sampling = _sampling(sampling, pred.ndim - 2, distance_metric)
     tolerance = _tolerance(tolerance, pred.shape[1], pred.device)
     s = _surfaces(pred, ref, sampling, distance_metric, symmetric=True)
-    within = torch.where(s.finite(), ((s.distance <= tolerance) & s.source).sum(-1), 0)
+    within = torch.where(s.finite(), ((s.distance <= tolerance) & s.source).sum(-1, dtype=torch.int32), 0)
     return within.sum(0) / s.listed().sum(0)
