@@ -1,6 +1,6 @@
 """Side-by-side benchmarks: morphaug against the tools users use instead.
 
-    python benchmarks/run.py [--suite ndimage,transforms,ot] [--device cpu,cuda] [--quick]
+    python benchmarks/run.py [--suite ndimage,transforms,ot,metrics] [--device cpu,cuda] [--quick]
 
 Prints a markdown table of speed-ups (reference time / morphaug time, > 1 means
 morphaug is faster) and writes it to ``benchmarks/results/<host>-<date>.md``.
@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 
 from _timing import format_table  # noqa: E402
 
-SUITES = ["ndimage", "transforms", "ot"]
+SUITES = ["ndimage", "transforms", "ot", "metrics"]
 
 
 def main(argv=None) -> int:
