@@ -343,6 +343,18 @@ def test_adapted_classes_check_their_own_arguments():
         monai_adapters.HausdorffDistanceMetric()(pred * 0.5, ref)
 
 
+@pytest.mark.parametrize("kind", ["meta", "cuda"])
+@pytest.mark.parametrize("name, kwargs", METRIC_ARGS[:-1], ids=[f"{n}-{sorted(k)}" for n, k in METRIC_ARGS[:-1]])
+def test_adapted_classes_read_nothing_back(name, kwargs, kind, monkeypatch):
+    """MONAI's per-batch call of the adapted classes (use_subvoxels aside: MONAI's code), under the rules of
+    ``tests/test_device_discipline.py``."""
+    pred, ref = one_hot(9, (2, 7, 8, 6))
+    metric = getattr(monai_adapters, name)(**kwargs)
+    run = DeviceRun(kind, monkeypatch)
+    out = run(lambda p, r: metric(y_pred=p, y=r, spacing=[(1.0, 2.0, 0.5), (1.0, 1.0, 1.0)]), On(pred), On(ref))
+    assert out.device == run.device and run.reads == []
+
+
 def test_adapter_docstring_examples():
     import doctest
 

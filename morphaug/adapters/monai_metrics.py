@@ -101,7 +101,7 @@ class HausdorffDistanceMetric(_Batched, _monai.HausdorffDistanceMetric):
         if self.ignore_index is not None:  # MONAI: nan for the ignored class
             ignored = self.ignore_index - (0 if self.include_background else 1)
             if 0 <= ignored < hd.shape[1]:
-                hd[:, ignored] = float("nan")
+                hd[:, ignored].fill_(float("nan"))
         return hd
 
     def _compute(self, y_pred, y, sampling):
