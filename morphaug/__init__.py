@@ -3,14 +3,15 @@ optimal transport for data-augmentation pipelines.
 
 Subpackages: :mod:`morphaug.ndimage` (scipy.ndimage on ``(B, C, *spatial)``
 tensors), :mod:`morphaug.footprints`, :mod:`morphaug.transforms`,
-:mod:`morphaug.ot` and :mod:`morphaug.adapters` (MONAI, torchvision v2,
-Kornia; imported on demand). :func:`backend_info` says which backend runs
-each op.
+:mod:`morphaug.ot`, :mod:`morphaug.metrics` and :mod:`morphaug.losses`
+(MONAI's surface-distance metrics and distance-map losses on batches) and
+:mod:`morphaug.adapters` (MONAI, torchvision v2, Kornia; imported on demand).
+:func:`backend_info` says which backend runs each op.
 """
 
-from . import footprints, ndimage, ot, transforms
+from . import footprints, losses, metrics, ndimage, ot, transforms
 from ._ops import backend_info
 
 __version__ = "0.1.0"
 
-__all__ = ["ndimage", "footprints", "transforms", "ot", "backend_info", "__version__"]
+__all__ = ["ndimage", "footprints", "transforms", "ot", "metrics", "losses", "backend_info", "__version__"]

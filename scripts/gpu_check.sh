@@ -4,9 +4,11 @@
 # cupy optional): build with the CUDA kernels, show the backends, run the
 # CUDA tests (tests/test_cuda_emulation.py's cases on the GPU among them: the
 # cases every CUDA kernel passes in emulation on CPU machines), then time batched EDT / CDT / grey erosion on the GPU against a
-# SciPy loop and cupyx.scipy.ndimage, and the transforms and OT suites of
-# benchmarks/run.py on the GPU (Sinkhorn with 4096 pairs included). About 6
-# minutes; each step has a timeout.
+# SciPy loop and cupyx.scipy.ndimage, the transforms and OT suites of
+# benchmarks/run.py on the GPU (Sinkhorn with 4096 pairs included), and its
+# metrics row (HD95 + ASSD + NSD on 8x3x96^3 one-hot masks against MONAI's
+# metric classes on the same CUDA tensors). About 8 minutes; each step has a
+# timeout.
 #
 #   bash scripts/gpu_check.sh            # PYTHON=python3.12 to pick the interpreter
 set -euo pipefail
@@ -125,5 +127,8 @@ for shape in [(16, 128, 128, 128), (64, 512, 512)]:
 EOF
 echo "== GPU transforms and OT (benchmarks/run.py; SciPy / NumPy references on the CPU)"
 timeout 240 "$PYTHON" benchmarks/run.py --suite transforms,ot --device cuda --no-write
+
+echo "== GPU metrics (benchmarks/run.py; MONAI's metric classes on the same CUDA tensors)"
+timeout 300 "$PYTHON" benchmarks/run.py --suite metrics --device cuda --no-write
 
 echo "== done"

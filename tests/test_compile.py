@@ -4,8 +4,9 @@ Under compilation each call of a morphaug function is one opaque op
 (``morphaug._ops._opaque``): it compiles without a graph break, whatever the
 function reads on the host, and gives eager mode's result, bit for bit,
 and eager mode's gradients. The cases cover every name of
-``morphaug.ndimage.__all__``, ``morphaug.ot.__all__`` and
-``morphaug.transforms.__all__`` (checked below), with results given as
+``morphaug.ndimage.__all__``, ``morphaug.ot.__all__``,
+``morphaug.transforms.__all__``, ``morphaug.metrics.__all__`` and
+``morphaug.losses.__all__`` (checked below), with results given as
 dtypes and as tensors, elements given as lists, arrays and tensors, and
 per-sample elements.
 """
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from morphaug import footprints, ndimage, ot, transforms
+from morphaug import footprints, losses, metrics, ndimage, ot, transforms
 
 _g = torch.Generator().manual_seed(0)
 X = torch.rand(2, 1, 12, 11, generator=_g)
@@ -86,6 +87,18 @@ OT = {
     "SinkhornResult": lambda: ot.SinkhornResult(*ot.sinkhorn(_A, _B, _COST, 0.05)).cost,
 }
 
+_ONEHOT = torch.nn.functional.one_hot(LABELS[:, 0], 3).movedim(-1, 1).float()
+METRICS = {
+    "hausdorff_distance": lambda: metrics.hausdorff_distance(MASK, X > 0.5, percentile=95, sampling=(1.0, 2.0)),
+    "average_surface_distance": lambda: metrics.average_surface_distance(MASK.float(), X > 0.5, True),
+    "normalized_surface_dice": lambda: metrics.normalized_surface_dice(MASK, X > 0.5, torch.tensor([1.5]),
+                                                                       distance_metric="taxicab"),
+}
+LOSSES = {
+    "HausdorffDTLoss": lambda: losses.HausdorffDTLoss(softmax=True),
+    "BoundaryLoss": lambda: losses.BoundaryLoss(softmax=True, reduction="none"),
+}
+
 TRANSFORMS = {
     "RandLabelMorphology": (lambda: transforms.RandLabelMorphology("label", num_classes=3, prob=1.0), LABELS),
     "RandLabelMorphology one-hot": (
@@ -113,6 +126,7 @@ def test_every_public_name_is_covered():
     covered = {name.split()[0] for name in (*FUNCTIONS, *OT, *TRANSFORMS)}
     public = set(ndimage.__all__) | set(ot.__all__) | set(transforms.__all__) - {"BatchTransform"}
     assert public <= covered, sorted(public - covered)
+    assert set(metrics.__all__) - {"DISTANCE_METRICS"} == set(METRICS) and set(losses.__all__) == set(LOSSES)
 
 
 def _same(compiled, eager):
@@ -122,9 +136,9 @@ def _same(compiled, eager):
         torch.testing.assert_close(c, e, rtol=0, atol=0, equal_nan=True)
 
 
-@pytest.mark.parametrize("name", list(FUNCTIONS) + list(OT))
+@pytest.mark.parametrize("name", list(FUNCTIONS) + list(OT) + list(METRICS))
 def test_function_compiles_without_a_graph_break(name):
-    call = {**FUNCTIONS, **OT}[name]
+    call = {**FUNCTIONS, **OT, **METRICS}[name]
     _same(torch.compile(call, fullgraph=True, backend="eager")(), call())
 
 
@@ -135,6 +149,19 @@ def test_transform_apply_compiles_without_a_graph_break(name):
     params = transform.make_params(x, torch.Generator().manual_seed(1))
     compiled = torch.compile(transform.apply, fullgraph=True, backend="eager")
     _same(compiled(x, params), transform.apply(x, params))
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_loss_and_its_gradient_compile_without_a_graph_break(name):
+    loss = LOSSES[name]()
+
+    def value_and_gradient(function):
+        x = X64.expand(2, 3, 12, 11).clone().requires_grad_()
+        value = function(x, _ONEHOT)
+        value.sum().backward()
+        return value, x.grad
+
+    _same(value_and_gradient(torch.compile(loss, fullgraph=True, backend="eager")), value_and_gradient(loss))
 
 
 def test_results_given_as_tensors_are_written():

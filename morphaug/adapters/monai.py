@@ -25,6 +25,10 @@ Randomness
     probability (one sample: MONAI's usual meaning); ``last_params`` replays.
 MetaTensors
     come back as MetaTensors with a copy of their metadata (batched meta too).
+Metrics
+    ``HausdorffDistanceMetric``, ``SurfaceDistanceMetric`` and
+    ``SurfaceDiceMetric``, MONAI's classes computed by :mod:`morphaug.metrics`,
+    are importable from here too (defined in :mod:`morphaug.adapters.monai_metrics`).
 
 Example:
     >>> import torch
@@ -57,6 +61,7 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 
 from .. import transforms as _core
 from ._common import Adapted, check_flag
+from .monai_metrics import HausdorffDistanceMetric, SurfaceDiceMetric, SurfaceDistanceMetric  # noqa: F401
 
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
            "RandBoundaryJitterd", "RandHistogramTransferd", "RandWassersteinMixd"]

@@ -1,0 +1,142 @@
+"""MONAI's surface-distance metric classes, computed by :mod:`morphaug.metrics`.
+
+``HausdorffDistanceMetric``, ``SurfaceDistanceMetric`` and
+``SurfaceDiceMetric`` subclass MONAI's classes of the same names (each a
+``monai.metrics.CumulativeIterationMetric``): the signatures, buffers,
+``aggregate()``, ``reset()``, ``get_not_nans`` and list inputs are MONAI's,
+and only the per-batch computation (``_compute_tensor``) is replaced by one
+batched call of :mod:`morphaug.metrics` on the batch's device. They drop into
+MONAI evaluation loops (``metric(y_pred=..., y=..., spacing=...)`` then
+``metric.aggregate()``, ignite handlers) in place of MONAI's.
+
+Kept from MONAI
+    ``include_background=False`` drops the first channel (when there are
+    several); ``ignore_index`` masks ``y_pred`` and ``y`` with MONAI's
+    ``create_ignore_mask`` (and gives nan for that class in HD); ``spacing``
+    at call time is a number, one per spatial axis, or one per sample
+    (samples that share a spacing are computed in one call); the chamfer
+    metrics ignore it; HD's ``percentile=0`` is the maximum (MONAI tests
+    ``if not percentile``); the values (see :mod:`morphaug.metrics`).
+Differs
+    No warning per empty class (it would read the data back). Inputs that are
+    not binary raise a ``ValueError`` (MONAI reads the value 1 as the class
+    and anything else as background). ``SurfaceDiceMetric(use_subvoxels=True)``
+    runs MONAI's own computation (surface areas from its neighbour-code
+    table), slice by slice.
+
+Example:
+    >>> import torch
+    >>> from morphaug.adapters.monai import HausdorffDistanceMetric
+    >>> ref = torch.zeros(2, 2, 8, 8)
+    >>> ref[:, 1, 2:6, 2:6] = 1
+    >>> ref[:, 0] = 1 - ref[:, 1]
+    >>> metric = HausdorffDistanceMetric(percentile=95)
+    >>> metric(ref.roll(1, -1), ref).tolist()
+    [[1.0], [1.0]]
+    >>> metric.aggregate().item()
+    1.0
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+try:
+    from monai import metrics as _monai
+    from monai.metrics.utils import create_ignore_mask, ignore_background, prepare_spacing
+except ImportError as error:  # pragma: no cover - exercised without MONAI
+    raise ImportError("morphaug.adapters.monai_metrics needs MONAI: pip install morphaug[monai]") from error
+
+from .. import metrics
+
+__all__ = ["HausdorffDistanceMetric", "SurfaceDiceMetric", "SurfaceDistanceMetric"]
+
+
+def _axes(spacing, rank: int) -> tuple[float, ...] | None:
+    """One sample's spacing (after MONAI's ``prepare_spacing``) as one value per spatial axis."""
+    if spacing is None:
+        return None
+    values = np.broadcast_to(np.asarray(spacing, dtype=np.float64), (rank,))
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise ValueError(f"spacing must be positive and finite, got {spacing!r}")
+    return tuple(values.tolist())
+
+
+class _Batched:
+    """MONAI's preparation of a batch (ignore mask, background), then :meth:`_compute` on each group
+    of samples that share a spacing: one group, one call, in the usual case."""
+
+    def _compute_tensor(self, y_pred: torch.Tensor, y: torch.Tensor, **kwargs) -> torch.Tensor:
+        if y_pred.ndim < 3:
+            raise ValueError("y_pred should have at least three dimensions.")  # MONAI's check and message
+        y_pred, y = y_pred.as_subclass(torch.Tensor), y.as_subclass(torch.Tensor)  # MetaTensors: no metadata
+        mask = create_ignore_mask(y, self.ignore_index)
+        if mask is not None:
+            y_pred, y = y_pred * mask, y * mask
+        if not self.include_background:
+            y_pred, y = ignore_background(y_pred, y)
+        spacing = kwargs.get("spacing") if self.distance_metric == "euclidean" else None
+        if spacing is None:
+            return self._compute(y_pred, y, None)
+        rank = y_pred.ndim - 2
+        per_sample = [_axes(s, rank) for s in prepare_spacing(spacing, y_pred.shape[0], rank)]
+        groups = list(dict.fromkeys(per_sample))
+        if len(groups) == 1:
+            return self._compute(y_pred, y, groups[0])
+        out = torch.empty(y_pred.shape[:2], device=y_pred.device)
+        for sampling in groups:  # one call per distinct spacing
+            index = torch.tensor([b for b, s in enumerate(per_sample) if s == sampling], device=y_pred.device)
+            out[index] = self._compute(y_pred[index], y[index], sampling)
+        return out
+
+
+class HausdorffDistanceMetric(_Batched, _monai.HausdorffDistanceMetric):
+    """MONAI's ``HausdorffDistanceMetric`` by :func:`morphaug.metrics.hausdorff_distance` (module notes)."""
+
+    def _compute_tensor(self, y_pred, y, **kwargs):
+        hd = super()._compute_tensor(y_pred, y, **kwargs)
+        if self.ignore_index is not None:  # MONAI: nan for the ignored class
+            ignored = self.ignore_index - (0 if self.include_background else 1)
+            if 0 <= ignored < hd.shape[1]:
+                hd[:, ignored].fill_(float("nan"))
+        return hd
+
+    def _compute(self, y_pred, y, sampling):
+        return metrics.hausdorff_distance(y_pred, y, self.percentile or None, self.directed, sampling,
+                                          self.distance_metric)
+
+
+class SurfaceDistanceMetric(_Batched, _monai.SurfaceDistanceMetric):
+    """MONAI's ``SurfaceDistanceMetric`` by :func:`morphaug.metrics.average_surface_distance` (module notes)."""
+
+    def _compute(self, y_pred, y, sampling):
+        return metrics.average_surface_distance(y_pred, y, self.symmetric, sampling, self.distance_metric)
+
+
+class SurfaceDiceMetric(_Batched, _monai.SurfaceDiceMetric):
+    """MONAI's ``SurfaceDiceMetric`` by :func:`morphaug.metrics.normalized_surface_dice` (module notes);
+    ``use_subvoxels=True`` runs MONAI's own computation."""
+
+    @functools.wraps(_monai.SurfaceDiceMetric.__init__)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        try:
+            thresholds = np.asarray(self.class_thresholds, dtype=np.float64)
+        except (TypeError, ValueError):
+            thresholds = np.full(1, np.nan)
+        if thresholds.ndim != 1 or not np.all(np.isfinite(thresholds) & (thresholds >= 0)):
+            raise ValueError(f"class_thresholds must be a list of finite numbers >= 0, got {self.class_thresholds!r}")
+
+    def _compute_tensor(self, y_pred, y, **kwargs):
+        if self.use_subvoxels:
+            return _monai.SurfaceDiceMetric._compute_tensor(self, y_pred, y, **kwargs)
+        return super()._compute_tensor(y_pred, y, **kwargs)
+
+    def _compute(self, y_pred, y, sampling):
+        if len(self.class_thresholds) != y_pred.shape[1]:  # MONAI's message
+            raise ValueError(f"number of classes ({y_pred.shape[1]}) does not match number of class thresholds "
+                             f"({len(self.class_thresholds)}).")
+        return metrics.normalized_surface_dice(y_pred, y, self.class_thresholds, sampling, self.distance_metric)

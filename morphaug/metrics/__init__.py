@@ -1,0 +1,58 @@
+"""MONAI's surface-distance metrics on ``(B, C, *spatial)`` batches, on the input's device.
+
+hausdorff_distance
+    Hausdorff distance, or a percentile of it (HD95: ``percentile=95``),
+    symmetric or ``directed`` (``monai.metrics.compute_hausdorff_distance``).
+average_surface_distance
+    Mean surface distance from the prediction to the reference, or
+    ``symmetric`` (ASSD) (``monai.metrics.compute_average_surface_distance``).
+normalized_surface_dice
+    Normalized surface dice at a ``tolerance``, one for all channels or one
+    per channel (``monai.metrics.compute_surface_dice``).
+
+Conventions shared by the three (MONAI 1.6's definitions)
+---------------------------------------------------------
+Inputs
+    ``pred`` and ``ref`` are ``(B, C, *spatial)`` with any number of spatial
+    axes, of the same shape and device, bool or with values 0 and 1 only
+    (e.g. one-hot). Every channel is measured: MONAI's
+    ``include_background=False`` is the adapters' business
+    (:mod:`morphaug.adapters.monai`) or ``pred[:, 1:]``. Inputs are never
+    modified.
+Surfaces
+    The surface of a mask is ``mask & ~binary_erosion(mask)`` with SciPy's
+    cross and a border of 0 (MONAI's ``get_mask_edges``), so a mask touching
+    the volume's border has its surface there.
+Distances
+    From each surface voxel of one mask to the nearest surface voxel of the
+    other: Euclidean, in the units of ``sampling`` (MONAI's ``spacing``, one
+    per spatial axis, shared by the batch), or chamfer distances in voxels
+    (``"chessboard"``: L-infinity, ``"taxicab"``: L1), which take no
+    ``sampling``, as MONAI ignores the spacing there.
+Empty masks
+    Both surfaces empty: nan (MONAI lists no distance). One empty: MONAI
+    lists infinities, so HD and ASD are inf, HD with a ``percentile`` nan
+    (``torch.quantile`` of infinities) and NSD 0.
+Results
+    ``(B, C)`` float32 tensors on the input's device, equal to MONAI's to
+    float32 rounding (see each function's Parity note). No loop over slices
+    and no host read: one erosion and one distance transform for the whole
+    batch (``morphaug.ndimage``), then reductions along the spatial axes. On
+    the CPU the percentile reads the surfaces' voxel counts to sort only
+    what it needs (free there); on an accelerator it sorts every voxel.
+Bad input
+    ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
+    ``sampling`` (one positive value per axis), ``percentile`` (in [0, 100]),
+    ``tolerance`` (finite, ``>= 0``, one per channel), ``distance_metric``.
+    Masks that are not binary raise a ``ValueError`` on the CPU; on an
+    accelerator the check is a device-side assert (``torch._assert_async``),
+    which reports asynchronously, as torch's own index checks do, rather
+    than a host sync.
+Compilation
+    Under ``torch.compile`` each call is one opaque op
+    (``morphaug._ops.opaque_under_compile``).
+"""
+
+from ._surface import DISTANCE_METRICS, average_surface_distance, hausdorff_distance, normalized_surface_dice
+
+__all__ = ["DISTANCE_METRICS", "average_surface_distance", "hausdorff_distance", "normalized_surface_dice"]

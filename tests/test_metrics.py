@@ -1,0 +1,363 @@
+"""``morphaug.metrics`` against MONAI 1.6's ``compute_hausdorff_distance``,
+``compute_average_surface_distance`` and ``compute_surface_dice`` (with
+``include_background=True``), slice by slice, on random 2-D and 3-D batches
+with empty slices, full slices and anisotropic spacing; plus the argument
+checks, device discipline and the benchmark row.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+import torch
+from test_device_discipline import DeviceRun, On
+
+from morphaug import metrics
+from morphaug.metrics import _surface
+
+monai_metrics = pytest.importorskip("monai.metrics")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHAPES = [(3, 2, 17, 19), (2, 3, 9, 11, 10)]
+#: per spatial rank: unit spacing, power-of-two spacings (exact squared distances), random spacings
+SPACINGS = {2: [None, (0.5, 2.0), (0.7, 1.9)], 3: [None, (0.5, 2.0, 1.25), (2.3, 0.6, 1.1)]}
+
+
+def random_masks(seed: int, shape) -> tuple[torch.Tensor, torch.Tensor]:
+    """Blobs at random levels, a prediction near the reference; empty, one-sided and full slices."""
+    rng = np.random.default_rng(seed)
+    spatial = (0, 0) + (1.5,) * (len(shape) - 2)
+    field = ndi.gaussian_filter(rng.standard_normal(shape), spatial)
+    levels = rng.uniform(-0.3, 0.5, shape[:2] + (1,) * (len(shape) - 2))
+    ref = field > levels
+    pred = field + 0.4 * ndi.gaussian_filter(rng.standard_normal(shape), spatial) > levels
+    pred[0, 0] = False            # prediction empty
+    ref[0, 1] = False             # reference empty
+    pred[-1, -1] = ref[-1, -1] = False  # both empty
+    pred[1, 0] = True             # full: its surface is the volume's border
+    return torch.from_numpy(pred), torch.from_numpy(ref)
+
+
+def monai_per_slice(compute, pred, ref, **kwargs):
+    """MONAI's function on float one-hot inputs, every channel, no warnings about empty slices."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compute(pred.float(), ref.float(), include_background=True, **kwargs)
+
+
+def assert_matches(ours, theirs, exact: bool):
+    assert ours.dtype == torch.float32 and ours.shape == theirs.shape
+    torch.testing.assert_close(ours, theirs.float(), rtol=0 if exact else 1e-6, atol=0, equal_nan=True)
+
+
+CASES = [pytest.param(seed, shape, spacing, metric, id=f"{len(shape) - 2}d-{seed}-{metric}-{spacing}")
+         for seed, shape in enumerate(SHAPES)
+         for metric, spacing in [("euclidean", s) for s in SPACINGS[len(shape) - 2]]
+         + [("chessboard", None), ("taxicab", None)]]
+
+
+@pytest.mark.parametrize("seed, shape, spacing, metric", CASES)
+@pytest.mark.parametrize("percentile, directed", [(None, False), (None, True), (95, False), (37.5, True), (100, False)])
+def test_hausdorff_distance_matches_monai(seed, shape, spacing, metric, percentile, directed):
+    pred, ref = random_masks(seed, shape)
+    ours = metrics.hausdorff_distance(pred, ref, percentile, directed, spacing, metric)
+    theirs = monai_per_slice(monai_metrics.compute_hausdorff_distance, pred, ref, distance_metric=metric,
+                             percentile=percentile, directed=directed, spacing=spacing)
+    assert_matches(ours, theirs, exact=metric != "euclidean")
+
+
+@pytest.mark.parametrize("seed, shape, spacing, metric", CASES)
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_average_surface_distance_matches_monai(seed, shape, spacing, metric, symmetric):
+    pred, ref = random_masks(seed, shape)
+    ours = metrics.average_surface_distance(pred, ref, symmetric, spacing, metric)
+    theirs = monai_per_slice(monai_metrics.compute_average_surface_distance, pred, ref, distance_metric=metric,
+                             symmetric=symmetric, spacing=spacing)
+    assert_matches(ours, theirs, exact=metric != "euclidean")
+
+
+@pytest.mark.parametrize("seed, shape, spacing, metric", CASES)
+@pytest.mark.parametrize("tolerance", ["scalar", "per channel"])
+def test_normalized_surface_dice_matches_monai(seed, shape, spacing, metric, tolerance):
+    pred, ref = random_masks(seed, shape)
+    channels = shape[1]
+    # distances that occur (1, 2, sqrt(2) in voxels; 2.0 and 2.5 with the power-of-two spacings) and some that do not
+    thresholds = [1.0, 2.5, 1.4142135][:channels] if tolerance == "per channel" else [2.0] * channels
+    given = thresholds if tolerance == "per channel" else thresholds[0]
+    ours = metrics.normalized_surface_dice(pred, ref, given, spacing, metric)
+    theirs = monai_per_slice(monai_metrics.compute_surface_dice, pred, ref, class_thresholds=thresholds,
+                             distance_metric=metric, spacing=spacing)
+    assert_matches(ours, theirs, exact=True)
+
+
+def test_empty_masks_give_monai_s_values():
+    nothing = torch.zeros(1, 1, 8, 8, dtype=torch.bool)
+    square = nothing.clone()
+    square[..., 2:5, 2:5] = True
+    nan, inf = float("nan"), float("inf")
+    for pred, ref, hd, hd95, asd, nsd in [(nothing, nothing, nan, nan, nan, nan), (nothing, square, inf, nan, inf, 0.0),
+                                          (square, nothing, inf, nan, inf, 0.0)]:
+        for directed in (False, True):
+            assert_matches(metrics.hausdorff_distance(pred, ref, directed=directed), torch.tensor([[hd]]), exact=True)
+            assert_matches(metrics.hausdorff_distance(pred, ref, 95, directed), torch.tensor([[hd95]]), exact=True)
+            assert_matches(metrics.average_surface_distance(pred, ref, not directed), torch.tensor([[asd]]),
+                           exact=True)
+        assert_matches(metrics.normalized_surface_dice(pred, ref, 1.0), torch.tensor([[nsd]]), exact=True)
+
+
+def test_percentile_0_is_the_smallest_distance_where_monai_s_is_the_largest():
+    ref = torch.zeros(1, 1, 9, 9, dtype=torch.bool)
+    ref[..., 2:7, 2:7] = True
+    pred = ref.roll(2, -1)  # the rows overlap (distance 0), the far columns are 2 apart
+    assert metrics.hausdorff_distance(pred, ref, percentile=0).item() == 0.0
+    assert metrics.hausdorff_distance(pred, ref).item() == 2.0
+    assert monai_per_slice(monai_metrics.compute_hausdorff_distance, pred, ref, percentile=0).item() == 2.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_partial_and_full_sorts_give_torch_quantile(seed):
+    generator = torch.Generator().manual_seed(seed)
+    values = torch.rand(2, 3, 4, 50, generator=generator).mul(10).round(decimals=1)  # ties
+    selected = torch.rand(2, 3, 4, 50, generator=generator) < torch.rand(2, 3, 4, 1, generator=generator)
+    count = selected.sum(-1)
+    for q in (0.0, 0.37, 0.95, 0.99, 1.0):
+        expected = torch.stack([torch.quantile(v[s], q) if s.any() else torch.tensor(0.0)
+                                for v, s in zip(values.reshape(-1, 50), selected.reshape(-1, 50))])
+        for partial in (False, True):
+            found = _surface._percentile(values, selected, count, q, partial).reshape(-1)
+            assert torch.equal(found[count.reshape(-1) > 0], expected[count.reshape(-1) > 0]), (q, partial)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.float16, torch.float32, torch.float64])
+def test_every_binary_dtype_gives_the_same_result(dtype):
+    pred, ref = random_masks(5, SHAPES[0])
+    expected = metrics.hausdorff_distance(pred, ref, percentile=95)
+    assert_matches(metrics.hausdorff_distance(pred.to(dtype), ref.to(dtype), percentile=95), expected, exact=True)
+
+
+def test_inputs_are_not_modified():
+    pred, ref = random_masks(1, SHAPES[1])
+    pred, ref = pred.float(), ref.to(torch.uint8)
+    before = pred.clone(), ref.clone(), pred._version, ref._version
+    metrics.hausdorff_distance(pred, ref, percentile=95)
+    metrics.average_surface_distance(pred, ref, symmetric=True, sampling=(1.0, 2.0, 0.5))
+    metrics.normalized_surface_dice(pred, ref, [1.0, 2.0, 3.0], distance_metric="taxicab")
+    assert torch.equal(pred, before[0]) and torch.equal(ref, before[1])
+    assert (pred._version, ref._version) == before[2:]
+
+
+def test_torch_backend_gives_the_native_result(monkeypatch):
+    pred, ref = random_masks(3, SHAPES[1])
+    calls = [lambda: metrics.hausdorff_distance(pred, ref, 95, sampling=(0.7, 1.0, 2.1)),
+             lambda: metrics.average_surface_distance(pred, ref, True, distance_metric="chessboard"),
+             lambda: metrics.normalized_surface_dice(pred, ref, 1.5)]
+    native = [call() for call in calls]
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    for call, expected in zip(calls, native):
+        assert_matches(call(), expected, exact=False)
+
+
+BAD = [
+    (lambda p, r: metrics.hausdorff_distance(p.numpy(), r), TypeError, "^pred must be a torch.Tensor"),
+    (lambda p, r: metrics.hausdorff_distance(p, r[0, 0]), ValueError, "^ref must have shape"),
+    (lambda p, r: metrics.hausdorff_distance(p, r[:, :1]), ValueError, "^pred and ref must have the same shape"),
+    (lambda p, r: metrics.hausdorff_distance(p.float() * 0.5, r), ValueError, "^pred must be binary"),
+    (lambda p, r: metrics.average_surface_distance(p, r.float() + 1), ValueError, "^ref must be binary"),
+    (lambda p, r: metrics.hausdorff_distance(p.to(torch.complex64), r), TypeError, "^pred must be real"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, percentile=101), ValueError, r"^percentile must be in \[0, 100\]"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, percentile=-1), ValueError, r"^percentile must be in \[0, 100\]"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, percentile="95"), TypeError, "^percentile must be None or"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, directed=1), TypeError, "^directed must be True or False"),
+    (lambda p, r: metrics.average_surface_distance(p, r, symmetric=None), TypeError, "^symmetric must be True"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, sampling=(1.0, -2.0)), ValueError, "^sampling must be positive"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, sampling=0), ValueError, "^sampling must be positive"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, sampling=(1.0, 2.0, 3.0)), ValueError,
+     r"^sampling must have one value per spatial axis \(2\)"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, sampling="1"), TypeError, "^sampling must be a number"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, sampling=True), TypeError, "^sampling must be a number"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, sampling=2.0, distance_metric="taxicab"), ValueError,
+     "^sampling applies to distance_metric='euclidean' only"),
+    (lambda p, r: metrics.hausdorff_distance(p, r, distance_metric="cityblock"), ValueError,
+     "^distance_metric must be one of"),
+    (lambda p, r: metrics.normalized_surface_dice(p, r, -1.0), ValueError, "^tolerance must be finite and >= 0"),
+    (lambda p, r: metrics.normalized_surface_dice(p, r, [1.0, float("nan")]), ValueError, "^tolerance must be finite"),
+    (lambda p, r: metrics.normalized_surface_dice(p, r, [1.0, 2.0, 3.0]), ValueError,
+     r"^tolerance must be a number or one per channel \(2\)"),
+    (lambda p, r: metrics.normalized_surface_dice(p, r, None), TypeError, "^tolerance must be a number"),
+]
+
+
+@pytest.mark.parametrize("call, error, message", BAD, ids=[message.strip("^").split(" (")[0][:40] for _, _, message in BAD])
+def test_bad_arguments_raise_naming_them(call, error, message):
+    pred, ref = random_masks(0, SHAPES[0])
+    with pytest.raises(error, match=message):
+        call(pred, ref)
+
+
+# ------------------------------------------------------------------ devices
+DEVICE_CALLS = {
+    "hausdorff_distance": lambda p, r: metrics.hausdorff_distance(p, r, sampling=(1.0, 2.0)),
+    "hausdorff_distance percentile": lambda p, r: metrics.hausdorff_distance(p, r, 95, True, distance_metric="taxicab"),
+    "average_surface_distance": lambda p, r: metrics.average_surface_distance(p, r, True),
+    "normalized_surface_dice": lambda p, r: metrics.normalized_surface_dice(p, r, [1.0, 2.0], distance_metric="chessboard"),
+}
+
+
+@pytest.mark.parametrize("kind", ["meta", "cuda"])
+@pytest.mark.parametrize("name", DEVICE_CALLS)
+def test_no_host_read_and_results_stay_on_the_device(name, kind, monkeypatch):
+    """The rules of ``tests/test_device_discipline.py``, on meta and FakeTensor cuda inputs (one-hot floats,
+    checked by a device-side assert)."""
+    pred, ref = random_masks(2, (2, 2, 7, 8))
+    run = DeviceRun(kind, monkeypatch)
+    out = run(DEVICE_CALLS[name], On(pred.float()), On(ref.float()))
+    assert out.device == run.device and out.shape == (2, 2) and out.dtype == torch.float32
+    assert run.reads == []
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("seed, shape, spacing, metric", CASES[::3])
+def test_cuda_gives_the_cpu_result(seed, shape, spacing, metric):
+    pred, ref = random_masks(seed, shape)
+    for call in (lambda p, r: metrics.hausdorff_distance(p, r, 95, False, spacing, metric),
+                 lambda p, r: metrics.average_surface_distance(p, r, True, spacing, metric),
+                 lambda p, r: metrics.normalized_surface_dice(p, r, 1.5, spacing, metric)):
+        on_gpu = call(pred.cuda(), ref.cuda())
+        assert on_gpu.device.type == "cuda"
+        assert_matches(on_gpu.cpu(), call(pred, ref), exact=metric != "euclidean")
+
+
+def test_the_binary_check_is_exact():
+    pred, ref = random_masks(4, SHAPES[0])
+    nudged = pred.double()
+    nudged[0, 1, 0, 0] = 1 + 1e-9
+    with pytest.raises(ValueError, match="^pred must be binary"):
+        metrics.hausdorff_distance(nudged, ref)
+
+
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(_surface, raise_on_error=False).failed == 0
+
+
+def test_benchmark_row_runs_quick():
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--suite", "metrics", "--device", "cpu", "--quick",
+         "--no-write"], check=False, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    rows = [line for line in completed.stdout.splitlines() if line.startswith("| HD95")]
+    assert len(rows) == 1 and "nan" not in rows[0].lower() and "equal" in rows[0], completed.stdout
+
+
+# ------------------------------------------------------------------ MONAI adapters
+monai_adapters = pytest.importorskip("morphaug.adapters.monai")
+ADAPTED = ["HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric"]
+
+
+def one_hot(seed: int, shape, classes: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
+    """Float one-hot prediction and reference ``(B, classes, *spatial)`` from label maps of blobs."""
+    rng = np.random.default_rng(seed)
+    spatial = (0,) + (2.0,) * (len(shape) - 1)
+    field = ndi.gaussian_filter(rng.standard_normal((classes, *shape)), (0,) + spatial)
+    ref = torch.from_numpy(field.argmax(0))
+    pred = torch.from_numpy((field + 0.5 * rng.standard_normal(field.shape)).argmax(0))
+    pred[0][pred[0] == 2] = 1  # class 2 missing from the first prediction
+    return tuple(torch.nn.functional.one_hot(labels, classes).movedim(-1, 1).float() for labels in (pred, ref))
+
+
+METRIC_ARGS = [
+    ("HausdorffDistanceMetric", {}),
+    ("HausdorffDistanceMetric", {"percentile": 95, "include_background": True, "reduction": "mean_batch"}),
+    ("HausdorffDistanceMetric", {"percentile": 0, "directed": True, "get_not_nans": True}),
+    ("HausdorffDistanceMetric", {"distance_metric": "chessboard", "ignore_index": 2, "reduction": "none"}),
+    ("SurfaceDistanceMetric", {}),
+    ("SurfaceDistanceMetric", {"symmetric": True, "include_background": True, "get_not_nans": True}),
+    ("SurfaceDistanceMetric", {"distance_metric": "taxicab", "ignore_index": 1, "reduction": "sum_channel"}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 2.0]}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 1.5, 3.0], "include_background": True, "get_not_nans": True}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 2.0], "distance_metric": "taxicab", "ignore_index": 0}),
+    ("SurfaceDiceMetric", {"class_thresholds": [1.0, 2.0], "use_subvoxels": True}),
+]
+SPACINGS_AT_CALL = [None, 1.5, (0.5, 2.0, 1.25), [(0.5, 2.0, 1.25), (1.0, 1.0, 3.0), (0.5, 2.0, 1.25)]]
+
+
+@pytest.mark.parametrize("name, kwargs", METRIC_ARGS, ids=[f"{n}-{sorted(k)}" for n, k in METRIC_ARGS])
+def test_adapted_classes_accumulate_and_aggregate_as_monai_s(name, kwargs):
+    ours, theirs = getattr(monai_adapters, name)(**kwargs), getattr(monai_metrics, name)(**kwargs)
+    for seed, spacing in enumerate(SPACINGS_AT_CALL):
+        if kwargs.get("use_subvoxels") and isinstance(spacing, float):
+            continue  # MONAI's subvoxel surfaces need one spacing per axis
+        pred, ref = one_hot(seed, (3, 10, 12, 11))
+        with warnings.catch_warnings():  # MONAI's warnings about empty classes
+            warnings.simplefilter("ignore")
+            expected = theirs(y_pred=pred, y=ref, spacing=spacing)
+            found = ours(y_pred=pred, y=ref, spacing=spacing)
+        assert_matches(found, expected, exact=kwargs.get("distance_metric", "euclidean") != "euclidean")
+    for got, want in zip(torch.utils._pytree.tree_leaves(ours.aggregate()),
+                         torch.utils._pytree.tree_leaves(theirs.aggregate())):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=0, equal_nan=True)
+    ours.reset()
+    assert ours.get_buffer() is None
+
+
+@pytest.mark.parametrize("name", ADAPTED)
+def test_adapted_classes_are_monai_s_with_monai_s_signature(name):
+    import inspect
+
+    ours, theirs = getattr(monai_adapters, name), getattr(monai_metrics, name)
+    assert issubclass(ours, theirs) and issubclass(ours, monai_metrics.CumulativeIterationMetric)
+    assert inspect.signature(ours) == inspect.signature(theirs)
+    assert ours is getattr(__import__("morphaug.adapters.monai_metrics", fromlist=[name]), name)
+
+
+def test_adapted_classes_take_lists_and_meta_tensors_and_stay_on_the_device():
+    from monai.data import MetaTensor
+
+    pred, ref = one_hot(7, (2, 9, 10))
+    metric = monai_adapters.HausdorffDistanceMetric(percentile=95)
+    expected = metrics.hausdorff_distance(pred[:, 1:], ref[:, 1:], 95)
+    assert_matches(metric([MetaTensor(p) for p in pred], [MetaTensor(r) for r in ref]), expected, exact=True)
+    found = metric(MetaTensor(pred), MetaTensor(ref))
+    assert type(found) is torch.Tensor and found.device == pred.device
+    assert_matches(found, expected, exact=True)
+
+
+def test_adapted_classes_check_their_own_arguments():
+    pred, ref = one_hot(8, (2, 9, 10))
+    with pytest.raises(ValueError, match="^class_thresholds must be a list of finite numbers >= 0"):
+        monai_adapters.SurfaceDiceMetric([1.0, -1.0])
+    with pytest.raises(ValueError, match=r"^number of classes \(2\) does not match number of class thresholds \(1\)"):
+        monai_adapters.SurfaceDiceMetric([1.0])(pred, ref)
+    with pytest.raises(ValueError, match="^spacing must be positive and finite"):
+        monai_adapters.SurfaceDistanceMetric()(pred, ref, spacing=(1.0, -1.0))
+    with pytest.raises(ValueError, match="^y_pred should have at least three dimensions"):
+        monai_adapters.SurfaceDistanceMetric()._compute_tensor(pred[0, 0], ref[0, 0])
+    with pytest.raises(ValueError, match="^pred must be binary"):
+        monai_adapters.HausdorffDistanceMetric()(pred * 0.5, ref)
+
+
+@pytest.mark.parametrize("kind", ["meta", "cuda"])
+@pytest.mark.parametrize("name, kwargs", METRIC_ARGS[:-1], ids=[f"{n}-{sorted(k)}" for n, k in METRIC_ARGS[:-1]])
+def test_adapted_classes_read_nothing_back(name, kwargs, kind, monkeypatch):
+    """MONAI's per-batch call of the adapted classes (use_subvoxels aside: MONAI's code), under the rules of
+    ``tests/test_device_discipline.py``."""
+    pred, ref = one_hot(9, (2, 7, 8, 6))
+    metric = getattr(monai_adapters, name)(**kwargs)
+    run = DeviceRun(kind, monkeypatch)
+    out = run(lambda p, r: metric(y_pred=p, y=r, spacing=[(1.0, 2.0, 0.5), (1.0, 1.0, 1.0)]), On(pred), On(ref))
+    assert out.device == run.device and run.reads == []
+
+
+def test_adapter_docstring_examples():
+    import doctest
+
+    from morphaug.adapters import monai_metrics as module
+
+    assert doctest.testmod(module, raise_on_error=False).failed == 0
