@@ -98,6 +98,26 @@ def _distance_metric(distance_metric) -> str:
     return distance_metric
 
 
+def _check_percentile(percentile) -> None:
+    if percentile is None:
+        return
+    if isinstance(percentile, bool) or not isinstance(percentile, numbers.Real):
+        raise TypeError(f"percentile must be None or a number in [0, 100], got {percentile!r}")
+    if not 0 <= percentile <= 100:
+        raise ValueError(f"percentile must be in [0, 100], got {percentile!r}")
+
+
+def _tolerance(tolerance, channels: int, device) -> float | torch.Tensor:
+    values = _numbers(tolerance, "tolerance", f"a number or a sequence of {channels} numbers (one per channel)")
+    if values.ndim > 1 or (values.ndim == 1 and values.shape != (channels,)):
+        raise ValueError(f"tolerance must be a number or one per channel ({channels}), got {tolerance!r}")
+    if not np.all(np.isfinite(values) & (values >= 0)):
+        raise ValueError(f"tolerance must be finite and >= 0, got {tolerance!r}")
+    if values.ndim == 0:
+        return float(values)
+    return torch.tensor(values.tolist(), dtype=torch.float32, device=device)[:, None]
+
+
 def _flag(value, name: str) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
@@ -171,26 +191,6 @@ def _percentile(values, selected, count, q: float, partial: bool) -> torch.Tenso
         return top.gather(-1, (count - 1 - r.long()).clamp(min=0)[..., None])[..., 0]
 
     return torch.lerp(at(below), at(above), (rank - below).float())
-
-
-def _check_percentile(percentile) -> None:
-    if percentile is None:
-        return
-    if isinstance(percentile, bool) or not isinstance(percentile, numbers.Real):
-        raise TypeError(f"percentile must be None or a number in [0, 100], got {percentile!r}")
-    if not 0 <= percentile <= 100:
-        raise ValueError(f"percentile must be in [0, 100], got {percentile!r}")
-
-
-def _tolerance(tolerance, channels: int, device) -> float | torch.Tensor:
-    values = _numbers(tolerance, "tolerance", f"a number or a sequence of {channels} numbers (one per channel)")
-    if values.ndim > 1 or (values.ndim == 1 and values.shape != (channels,)):
-        raise ValueError(f"tolerance must be a number or one per channel ({channels}), got {tolerance!r}")
-    if not np.all(np.isfinite(values) & (values >= 0)):
-        raise ValueError(f"tolerance must be finite and >= 0, got {tolerance!r}")
-    if values.ndim == 0:
-        return float(values)
-    return torch.tensor(values.tolist(), dtype=torch.float32, device=device)[:, None]
 
 
 # ------------------------------------------------------------------ the metrics
