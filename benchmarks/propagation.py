@@ -18,7 +18,10 @@ follows the cross both ways and the corner one way.
 Each (op, library) runs in a fresh process, after a warm-up on a tiny input:
 the extra peak is the growth of the process's maximum resident set size over
 the call (MiB, and bytes per voxel of the input; Linux, whose peak is reset
-just before the call), the time that of the call.
+just before the call), the time that of the call. Heap reuse makes the peak
+vary by some MiB from run to run; with ``MALLOC_MMAP_THRESHOLD_=131072`` in
+the environment glibc maps every large block, and the peak is that of live
+memory.
 """
 
 from __future__ import annotations

@@ -85,7 +85,6 @@ class Element:
         validate_origin(origin, self.shape, origin_name)
         self.origin = tuple(origin)
         self.centre = tuple(k // 2 + o for k, o in zip(self.shape, self.origin))
-        self.pads = [(c, k - 1 - c) for c, k in zip(self.centre, self.shape)]
 
     @classmethod
     def from_argument(cls, structure, input, axes, origin, name="structure",
