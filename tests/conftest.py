@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from morphaug import _ops
+from morphaug import _ops, _sync
 
 # The cuda parameter carries the ``cuda`` mark, so ``pytest -m cuda`` (as in
 # scripts/gpu_check.sh) runs every device-parametrised test on the GPU; it is
@@ -135,3 +135,16 @@ def assert_matches_scipy(result: torch.Tensor, input: torch.Tensor, scipy_fn, *,
             expected = scipy_fn(source[b, c], **kwargs, **extra)
             assert_close_to_reference(got[b, c], expected, exact=exact, atol=atol, rtol=rtol,
                                       where=f"slice (b={b}, c={c})")
+
+
+def count_reads(monkeypatch) -> list[str]:
+    """The documented host reads (``morphaug._sync``) made from now on, by reason."""
+    reads = []
+    real = _sync.host_read
+
+    def counting(tensor, why):
+        reads.append(why)
+        return real(tensor, why)
+
+    monkeypatch.setattr(_sync, "host_read", counting)
+    return reads

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
-from conftest import assert_close_to_reference
+from conftest import assert_close_to_reference, count_reads
 
-from morphaug import _sync, footprints
+from morphaug import footprints
 from morphaug.ndimage import (
     binary_dilation,
     binary_erosion,
@@ -46,19 +46,6 @@ def policy(request, monkeypatch):
     wherever a native case accepts the call."""
     monkeypatch.setenv("MORPHAUG_BACKEND", request.param)
     return request.param
-
-
-def count_reads(monkeypatch) -> list[str]:
-    """The documented host reads (``morphaug._sync``) made from now on, by reason."""
-    reads = []
-    real = _sync.host_read
-
-    def counting(tensor, why):
-        reads.append(why)
-        return real(tensor, why)
-
-    monkeypatch.setattr(_sync, "host_read", counting)
-    return reads
 
 
 def test_a_large_host_element_costs_no_python_object_per_position(monkeypatch):

@@ -12,7 +12,9 @@ import pytest
 import scipy.ndimage as ndi
 import torch
 
-from morphaug import _sync, transforms
+from conftest import count_reads
+
+from morphaug import transforms
 from morphaug.transforms import (
     DistanceMap,
     FillHoles,
@@ -120,24 +122,12 @@ def test_inference_refuses_values_it_cannot_count():
     FillHoles("label", classes=(2, 5))(labels)  # given classes: nothing is read
 
 
-def counting_reads(monkeypatch) -> list:
-    reads = []
-    real = _sync.host_read
-
-    def host_read(tensor, why):
-        reads.append(why)
-        return real(tensor, why)
-
-    monkeypatch.setattr(_sync, "host_read", host_read)
-    return reads
-
-
 @pytest.mark.parametrize("name", ["RandLabelMorphology", "RandBoundaryJitter"])
 def test_one_read_per_call_whatever_the_keys(name, monkeypatch):
     factory, _ = INFERRED[name]
     labels = gapped_labels()
     data = {"a": labels, "b": labels.flip(-1)}
-    reads = counting_reads(monkeypatch)
+    reads = count_reads(monkeypatch)
     transform = factory(("a", "b"), generator=seeded())
     out = transform(data)
     assert reads == ["label classes"]
@@ -150,7 +140,7 @@ def test_one_read_per_call_whatever_the_keys(name, monkeypatch):
 @pytest.mark.parametrize("name", ["FillHoles", "DistanceMap", "LabelBoundary"])
 def test_given_classes_read_nothing(name, monkeypatch):
     factory, classes = INFERRED[name]
-    reads = counting_reads(monkeypatch)
+    reads = count_reads(monkeypatch)
     factory("label", generator=seeded())(gapped_labels())
     assert reads == ["label classes"]
     factory("label", generator=seeded(), classes=classes)(gapped_labels())

@@ -462,13 +462,6 @@ def _output_dtype(input: torch.Tensor, output) -> torch.dtype:
     return output if isinstance(output, torch.dtype) else output.dtype
 
 
-def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
-    """The NumPy dtype with ``dtype``'s kind and size (bfloat16 counts as float32)."""
-    if dtype == torch.bfloat16:
-        return np.dtype(np.float32)
-    return torch.empty((), dtype=dtype).numpy().dtype
-
-
 def _check_arithmetic(input: torch.Tensor, out_dtype: torch.dtype, name: str, *,
                       xor_bool: bool) -> None:
     """Raise where NumPy would: boolean subtract, or an unsafe cast into ``output``."""
@@ -478,7 +471,7 @@ def _check_arithmetic(input: torch.Tensor, out_dtype: torch.dtype, name: str, *,
             f"{name} does not support boolean input (NumPy's boolean subtract, as "
             "used by SciPy, is not supported); convert the input to an integer dtype"
         )
-    if not np.can_cast(_numpy_dtype(work), _numpy_dtype(out_dtype), casting="same_kind"):
+    if not np.can_cast(_unsigned.numpy_dtype(work), _unsigned.numpy_dtype(out_dtype), casting="same_kind"):
         raise TypeError(
             f"output dtype {out_dtype} cannot hold the {work} result of {name} "
             "(NumPy's same_kind casting rule, as in SciPy)"

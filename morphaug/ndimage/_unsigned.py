@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["SIGNED", "WIDER", "ordered", "from_ordered", "ordered_value", "wrapping", "from_wrapping", "result_dtype"]
+__all__ = ["SIGNED", "WIDER", "ordered", "from_ordered", "ordered_value", "wrapping", "from_wrapping", "numpy_dtype", "result_dtype"]
 
 #: Each wide unsigned dtype and the signed dtype of its size.
 SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
@@ -59,7 +59,10 @@ def from_wrapping(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return x.view(dtype) if dtype in SIGNED else x
 
 
-def _numpy(dtype: torch.dtype) -> np.dtype:
+def numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    """The NumPy dtype with ``dtype``'s kind and size (bfloat16 counts as float32)."""
+    if dtype == torch.bfloat16:
+        return np.dtype(np.float32)
     return torch.empty((), dtype=dtype).numpy().dtype
 
 
@@ -67,4 +70,4 @@ def result_dtype(a: torch.dtype, b: torch.dtype) -> torch.dtype:
     """NumPy's result dtype of ``a op b``; torch's where one is bfloat16 (not a NumPy dtype)."""
     if torch.bfloat16 in (a, b):
         return torch.promote_types(a, b)
-    return torch.from_numpy(np.empty(0, np.promote_types(_numpy(a), _numpy(b)))).dtype
+    return torch.from_numpy(np.empty(0, np.promote_types(numpy_dtype(a), numpy_dtype(b)))).dtype
