@@ -63,6 +63,9 @@ FUNCTIONS = {
     "distance_transform_cdt metric array": lambda: ndimage.distance_transform_cdt(MASK, metric=CROSS,
                                                                                   return_indices=True),
     "distance_transform_bf": lambda: ndimage.distance_transform_bf(MASK, metric="chessboard", return_indices=True),
+    "label": lambda: ndimage.label(MASK, structure=np.ones((3, 3))),
+    "label output tensor": lambda: ndimage.label(X, output=_into(X, torch.int64)),
+    "label output dtype": lambda: ndimage.label(LABELS, output=torch.uint8),
     "generate_binary_structure": lambda: torch.as_tensor(ndimage.generate_binary_structure(3, 2)),
     "iterate_structure": lambda: torch.as_tensor(ndimage.iterate_structure(CROSS, 2)),
 }

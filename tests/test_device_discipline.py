@@ -343,6 +343,10 @@ NDIMAGE = [
     case("ndimage.distance_transform_bf", ndimage.distance_transform_bf, On(X2), metric="chessboard",
          return_indices=True),
     case("ndimage.distance_transform_bf", ndimage.distance_transform_bf, On(X2), sampling=(1.0, 3.0)),
+    case("ndimage.label", ndimage.label, On(X3), reads={"binary fixpoint"}, native={"label"}, native_reads=()),
+    case("ndimage.label", ndimage.label, On(labels(2, 2, 6, 7, dtype=torch.uint16)), np.ones((3, 3)),
+         output=On(torch.empty(2, 2, 6, 7, dtype=torch.int64)), reads={"binary fixpoint"}, native={"label"},
+         native_reads=()),
     case("ndimage.generate_binary_structure", ndimage.generate_binary_structure, 3, 2, host_output=True),
     case("ndimage.iterate_structure", ndimage.iterate_structure, On(CROSS2), 3, origin=(0, 1)),
 ]
