@@ -17,7 +17,7 @@ template <bool Compress, typename T>
 MORPHAUG_HD T label_find(T* parent, T x) {
   T up = parent[x];
   while (up != x) {
-    if (Compress) {
+    if constexpr (Compress) {
       const T above = parent[up];
       parent[x] = above;
       x = above;
@@ -34,6 +34,9 @@ MORPHAUG_HD T label_find(T* parent, T x) {
 // read-modify-write on the CPU. When another thread has linked the larger
 // root meanwhile, the store still lowered its parent (an ancestor-or-merged
 // voxel), and the merge retries from the root's old parent.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable  // `lower` is atomicMin on the device: instantiated there only
+#endif
 template <bool Compress, typename T, typename Lower>
 MORPHAUG_HD void label_union(T* parent, T a, T b, Lower&& lower) {
   for (;;) {

@@ -137,9 +137,13 @@ def label(input, structure=None, output=None):
     Raises
     ------
     ValueError
-        ``structure`` not ``(3,) * S`` or not centrosymmetric; ``output``
-        of the wrong shape or device, or of a dtype some slice's labels
-        could overflow (also a ``RuntimeError``, as SciPy's).
+        A ``structure`` of the wrong rank (also a ``RuntimeError``, as
+        SciPy's), not 3 along every axis, or not centrosymmetric (SciPy:
+        ``AssertionError``); an ``output`` tensor of the wrong shape or
+        device; an ``output`` dtype that some slice's labels could overflow
+        (also a ``RuntimeError``, as SciPy's).
+    TypeError
+        A complex or non-numeric ``input``, ``structure`` or ``output``.
 
     Notes
     -----
@@ -153,11 +157,10 @@ def label(input, structure=None, output=None):
     before labelling: it must hold the most features a slice of that shape
     can have (``N`` voxels, or ``N / n * ceil(n / 2)`` when the structure
     joins face neighbours along an axis of ``n`` voxels), where SciPy tries
-    and raises ``RuntimeError`` only when the labels do not fit. A
-    structure of the wrong rank is a ``ValueError`` that is also a
-    ``RuntimeError`` (SciPy's), a non-centrosymmetric one a ``ValueError``
-    (SciPy: ``AssertionError``). Floating ``output`` dtypes hold labels up
-    to their last consecutive integer (``2**24`` for float32).
+    and raises ``RuntimeError`` only when the labels do not fit. Floating
+    ``output`` dtypes hold labels up to their last consecutive integer
+    (``2**24`` for float32). Only a structure shared by every slice is
+    taken (SciPy's label has no batch to vary it over).
 
     Host syncs: none on the native kernels; the torch backend reads one flag
     per chunk of rounds (see ``morphaug.ndimage._torch.label``). A
