@@ -16,6 +16,7 @@ import torch
 from conftest import to_numpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_native import centrosymmetric, spiral
 
 from morphaug import _ops
 from morphaug.ndimage import generate_binary_structure, label
@@ -56,11 +57,6 @@ def check(x, structure=None, **kwargs):
         np.testing.assert_array_equal(labels[b, c].numpy(), expected, err_msg=f"slice ({b}, {c})")
         assert counts[b, c] == n, f"slice ({b}, {c})"
     return labels, counts
-
-
-def centrosymmetric(rng, rank: int) -> np.ndarray:
-    flags = rng.random((3,) * rank) < 0.5
-    return flags | flags[(slice(None, None, -1),) * rank]
 
 
 @st.composite
@@ -128,23 +124,6 @@ def test_blobs(shape):
     x = blobs(shape, 7)
     check(x, ndi.generate_binary_structure(len(shape) - 2, len(shape) - 2))
     check(x)
-
-
-def spiral(side):
-    """A corridor of width 1 winding inwards in a square spiral: one component, a long path."""
-    corridor = np.zeros((side, side), bool)
-    r, c, dr, dc = 1, 1, 0, 1
-    corridor[r, c] = True
-    while True:
-        for _ in range(2):  # straight on, else a clockwise turn
-            nr, nc = r + 2 * dr, c + 2 * dc
-            if 0 < nr < side - 1 and 0 < nc < side - 1 and not corridor[nr, nc]:
-                corridor[r + dr, c + dc] = corridor[nr, nc] = True
-                r, c = nr, nc
-                break
-            dr, dc = dc, -dr
-        else:
-            return corridor
 
 
 def test_spiral_is_one_component():

@@ -877,12 +877,17 @@ def test_grey_erosion_takes_the_structure_kernel(device, monkeypatch):
 
 # --- label -------------------------------------------------------------------
 
+def centrosymmetric(rng, rank: int) -> np.ndarray:
+    """A random centrosymmetric (3,) * rank structure."""
+    flags = rng.random((3,) * rank) < 0.5
+    return flags | flags[(slice(None, None, -1),) * rank]
+
+
 def label_structure(rng, rank: int, connectivity: int) -> np.ndarray:
     """generate_binary_structure(rank, connectivity), or a random centrosymmetric structure beyond rank."""
     if connectivity <= rank:
         return ndi.generate_binary_structure(rank, connectivity)
-    flags = rng.random((3,) * rank) < 0.5
-    return flags | flags[(slice(None, None, -1),) * rank]
+    return centrosymmetric(rng, rank)
 
 
 def assert_labels_match_scipy(x, structure, labels, counts):
