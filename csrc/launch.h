@@ -13,6 +13,7 @@
 #include "core/cdt.h"
 #include "core/common.h"
 #include "core/grey.h"
+#include "core/label.h"
 #include "core/propagate.h"
 
 // CPU hot loops compiled twice, for AVX2 and for the baseline, the better one
@@ -506,6 +507,67 @@ inline PropagateSetup propagate_setup(const at::Tensor& input, const std::option
     int64_t o = 0;
     for (int k = 0; k < rank; ++k) o += offsets[e * rank + k] * s.padded.pstride[k];
     s.offset[e] = static_cast<int32_t>(o);
+  }
+  return s;
+}
+
+// --- label -------------------------------------------------------------------
+
+// A slice's geometry and the structure's backward half: the offsets whose
+// first nonzero step is -1 (the neighbours before a voxel in raster order),
+// leaving out those that step along an axis of size 1 (never inside).
+// delta holds `rank` steps per offset, linear the offset in a slice.
+struct LabelSetup {
+  LabelShape shape;
+  int64_t slices;
+  std::vector<int8_t> delta;
+  std::vector<int64_t> linear;
+  int64_t count() const { return static_cast<int64_t>(linear.size()); }
+};
+
+inline LabelSetup label_setup(const at::Tensor& mask, at::IntArrayRef structure,
+                              at::ScalarType dtype) {
+  check_mask(mask, "label");
+  const int rank = static_cast<int>(mask.dim() - 2);
+  TORCH_CHECK(rank <= 8, "morphaug::label: at most 8 spatial axes are supported natively, got ", rank);
+  int64_t elements = 1;
+  for (int k = 0; k < rank; ++k) elements *= 3;
+  TORCH_CHECK(static_cast<int64_t>(structure.size()) == elements, "morphaug::label: structure must ",
+              "hold the ", elements, " flags of a (3,) * ", rank, " structure in C order, got ",
+              structure.size());
+  for (int64_t e = 0; e < elements; ++e) {
+    TORCH_CHECK(structure[e] == 0 || structure[e] == 1, "morphaug::label: structure flags must be 0 ",
+                "or 1, got ", structure[e], " at position ", e);
+    TORCH_CHECK(structure[e] == structure[elements - 1 - e], "morphaug::label: structure must be ",
+                "centrosymmetric, but positions ", e, " and ", elements - 1 - e, " differ");
+  }
+  TORCH_CHECK(dtype == at::kInt || dtype == at::kLong, "morphaug::label: labels dtype must be int32 ",
+              "or int64, got ", dtype);
+  LabelSetup s;
+  s.slices = mask.size(0) * mask.size(1);
+  s.shape.rank = rank;
+  s.shape.numel = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    s.shape.size[k] = mask.size(k + 2);
+    s.shape.stride[k] = s.shape.numel;
+    s.shape.numel *= s.shape.size[k];
+  }
+  TORCH_CHECK(dtype == at::kLong || s.shape.numel < (int64_t{1} << 31), "morphaug::label: a slice of ",
+              s.shape.numel, " voxels needs int64 labels");
+  for (int64_t e = 0; e < elements / 2; ++e) {  // the first half in C order: backward offsets
+    if (!structure[e]) continue;
+    int8_t step[kMaxRank];
+    int64_t rest = e, linear = 0;
+    bool inside = true;
+    for (int k = rank - 1; k >= 0; --k) {
+      step[k] = static_cast<int8_t>(rest % 3 - 1);
+      rest /= 3;
+      inside = inside && (step[k] == 0 || s.shape.size[k] > 1);
+      linear += step[k] * s.shape.stride[k];
+    }
+    if (!inside) continue;
+    s.delta.insert(s.delta.end(), step, step + rank);
+    s.linear.push_back(linear);
   }
   return s;
 }

@@ -61,6 +61,13 @@ inline void define_schemas(torch::Library& m) {
   // boundary, +distance outside; a slice without boundary (empty or full)
   // is +D or -D, D = sqrt(sum n_k^2).
   m.def("signed_edt(Tensor mask) -> Tensor");
+  // SciPy's label of each slice of a bool (B, C, *spatial) mask, true =
+  // foreground: (labels, counts). Labels of `dtype` (int32, for slices under
+  // 2^31 voxels, or int64): 0 on the background, 1 .. n on the components in
+  // raster order of their first voxel; counts (B, C) int64, the n of each
+  // slice. structure: the 3^S flags of a centrosymmetric (3,) * S structure
+  // in C order (its centre is not read).
+  m.def("label(Tensor mask, int[] structure, ScalarType dtype) -> (Tensor, Tensor)");
   // Convolutional Wasserstein barycenters (morphaug/ot/_grid.py): log of the
   // histograms (B, N, *spatial), weights (B, N), one Gibbs kernel (n_d, n_d)
   // per spatial axis; each problem stops on its own (POT's rule, checked at

@@ -19,7 +19,8 @@ NAMES = [
     "grey_dilation", "grey_opening", "grey_closing", "morphological_gradient",
     "morphological_laplace", "white_tophat", "black_tophat", "distance_transform_edt",
     "distance_transform_cdt", "distance_transform_bf", "generate_binary_structure",
-    "iterate_structure", "sum_labels", "mean", "minimum", "maximum", "center_of_mass", "find_objects",
+    "iterate_structure", "label", "sum_labels", "mean", "minimum", "maximum", "center_of_mass",
+    "find_objects",
 ]
 
 # Each batched op with keyword arguments that exercise it on a (B, C, *spatial) input.
@@ -42,6 +43,7 @@ BATCHED_CALLS = [
     ("distance_transform_edt", {"return_indices": True}),
     ("distance_transform_cdt", {"metric": "taxicab", "return_indices": True}),
     ("distance_transform_bf", {}),
+    ("label", {"structure": np.ones((3, 3))}),
 ]
 
 

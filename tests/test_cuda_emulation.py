@@ -29,7 +29,7 @@ import torch
 from morphaug import _ops
 from morphaug._ops import kernels as _native
 
-from test_native import ball_footprint, chamfer, erosion_form, random_values, scipy_signed_edt
+from test_native import ball_footprint, centrosymmetric, chamfer, erosion_form, random_values, scipy_signed_edt
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -210,6 +210,27 @@ def signed_edt_case(shape, seed):
             lambda: [(per_slice(x, lambda s: (scipy_signed_edt(s),))[0], True)])
 
 
+def scipy_label(x: np.ndarray, structure: np.ndarray):
+    labels, n = ndi.label(x, structure)
+    return labels, np.int64(n)
+
+
+def label_case(x, structure, dtype=torch.int32):
+    structure = np.asarray(structure, bool)
+    return (lambda device: _native.label(torch.from_numpy(x).to(device), structure, dtype),
+            lambda: [(a, True) for a in per_slice(x, lambda s: scipy_label(s, structure))])
+
+
+def random_mask(shape, density, seed):
+    return np.random.default_rng(seed).random(shape) < density
+
+
+def empty_and_full(shape, seed):
+    x = random_mask(shape, 0.5, seed)
+    x[0, 0], x[0, 1] = False, True
+    return x
+
+
 HEXAGONAL = np.array([[1, 1, 0], [1, 1, 1], [0, 1, 1]], bool)  # a metric given as flags
 CASES = {
     "edt 1-D": edt_case((2, 2, 37), None, True, torch.float32, False, 0.7, 1),
@@ -247,6 +268,16 @@ CASES = {
     "signed_edt 1-D": signed_edt_case((2, 2, 50), 26),
     "signed_edt 2-D": signed_edt_case((2, 2, 30, 25), 27),
     "signed_edt 3-D": signed_edt_case((1, 2, 12, 10, 9), 28),
+    "label 2-D, several tiles": label_case(random_mask((2, 2, 70, 45), 0.55, 29),
+                                           ndi.generate_binary_structure(2, 1)),
+    "label 3-D 26-connected": label_case(random_mask((1, 2, 20, 19, 37), 0.3, 30), np.ones((3, 3, 3))),
+    "label many small components": label_case(random_mask((1, 1, 96, 64), 0.25, 31),
+                                              ndi.generate_binary_structure(2, 1)),
+    "label 1-D, several tiles": label_case(random_mask((2, 1, 2500), 0.7, 32), np.ones(3)),
+    "label 4-D random structure": label_case(random_mask((1, 2, 5, 6, 4, 7), 0.5, 33),
+                                             centrosymmetric(np.random.default_rng(33), 4)),
+    "label blobs, int64": label_case(blob_masks((2, 1, 40, 44), 34), np.ones((3, 3)), torch.int64),
+    "label empty and full slices": label_case(empty_and_full((1, 2, 33, 40), 35), np.ones((3, 3))),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

@@ -50,6 +50,9 @@ CALLS = {
     ("distance_transform_cdt", "every metric"): (lambda: ndimage.distance_transform_cdt(M), "cdt"),
     ("distance_transform_cdt", "otherwise"):  # 7 axes: more than the kernel takes
         (lambda: ndimage.distance_transform_cdt(torch.zeros((1, 1) + (2,) * 7)), None),
+    ("label", "every input"): (lambda: ndimage.label(M, np.ones((3, 3))), "label"),
+    ("label", "otherwise"):  # 9 axes: more than the kernel takes
+        (lambda: ndimage.label(torch.ones((1, 1) + (1,) * 9)), None),
     **{(op, case): (call, kernel) for op, fn in (("grey_erosion", ndimage.grey_erosion),
                                                  ("grey_dilation", ndimage.grey_dilation))
        for case, call, kernel in (

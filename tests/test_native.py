@@ -875,6 +875,57 @@ def test_grey_erosion_takes_the_structure_kernel(device, monkeypatch):
                                                 mode="constant", cval=0.5))
 
 
+# --- label -------------------------------------------------------------------
+
+def centrosymmetric(rng, rank: int) -> np.ndarray:
+    """A random centrosymmetric (3,) * rank structure."""
+    flags = rng.random((3,) * rank) < 0.5
+    return flags | flags[(slice(None, None, -1),) * rank]
+
+
+def label_structure(rng, rank: int, connectivity: int) -> np.ndarray:
+    """generate_binary_structure(rank, connectivity), or a random centrosymmetric structure beyond rank."""
+    if connectivity <= rank:
+        return ndi.generate_binary_structure(rank, connectivity)
+    return centrosymmetric(rng, rank)
+
+
+def assert_labels_match_scipy(x, structure, labels, counts):
+    for b, c in np.ndindex(x.shape[:2]):
+        expected, n = ndi.label(x[b, c], structure)
+        np.testing.assert_array_equal(labels[b, c].cpu().numpy(), expected, err_msg=f"({b}, {c})")
+        assert counts[b, c] == n, f"({b}, {c})"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@SETTINGS
+@given(case=masks(), connectivity=st.integers(1, 5), dtype=st.sampled_from([torch.int32, torch.int64]))
+def test_label_matches_scipy(device, case, connectivity, dtype):
+    x, rng = case
+    structure = label_structure(rng, x.ndim - 2, connectivity)
+    mask = torch.from_numpy(x).to(on(device, "label"))
+    before = mask.clone()
+    labels, counts = _native.label(mask, structure, dtype)
+    assert torch.equal(mask, before)
+    assert labels.dtype == dtype and counts.dtype == torch.int64 and counts.shape == x.shape[:2]
+    assert_labels_match_scipy(x, structure, labels, counts)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 300, 250), (1, 2, 64, 64, 64), (1, 1, 200000), (3, 1, 120, 130, 7)])
+def test_label_chunks_of_a_slice_merge(shape):
+    """More threads than slices: the CPU kernel cuts each slice into chunks (of at least 2**15
+    voxels) and merges them; components run across the chunks."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(8)
+    try:
+        rng = np.random.default_rng(len(shape))
+        for structure in (ndi.generate_binary_structure(len(shape) - 2, 1), np.ones((3,) * (len(shape) - 2))):
+            x = rng.random(shape) < (0.6 if structure.all() else 0.7)
+            assert_labels_match_scipy(x, structure, *_native.label(torch.from_numpy(x), structure))
+    finally:
+        torch.set_num_threads(threads)
+
+
 # --- torch.library checks ----------------------------------------------------
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -910,6 +961,9 @@ def test_opcheck(device):
         torch.library.opcheck(ops.propagate.default, (mask & (values > 1), mask, weights, offsets, True))
         torch.library.opcheck(ops.propagate.default, (mask & (values > 1), None, weights, offsets, False))
         torch.library.opcheck(ops.fill_holes.default, (mask, weights, offsets))
+    if has("label"):
+        torch.library.opcheck(ops.label.default, (mask, [1] * 9, torch.int32))
+        torch.library.opcheck(ops.label.default, (mask, [0, 1, 0, 1, 0, 1, 0, 1, 0], torch.int64))
     if has("ball_morphology"):
         lead = dict(dtype=torch.long, device=mask.device)
         torch.library.opcheck(ops.ball_morphology.default,
@@ -978,6 +1032,14 @@ MASK = torch.zeros(1, 1, 4, 4, dtype=torch.bool)
      "offsets must hold 2 values per element offset"),
     (lambda: _native.fill_holes(MASK.float(), torch.ones(1, 1, 1, dtype=torch.bool), [(0, 0)]),
      "expected a bool mask"),
+    (lambda: _ops.ops_for(MASK).label(MASK, [1] * 8, torch.int32), "structure must hold the 9 flags"),
+    (lambda: _ops.ops_for(MASK).label(MASK, [2] * 9, torch.int32), "structure flags must be 0 or 1, got 2"),
+    (lambda: _ops.ops_for(MASK).label(MASK, [1, 1] + [0] * 7, torch.int32),
+     "structure must be centrosymmetric, but positions 0 and 8 differ"),
+    (lambda: _native.label(MASK, np.ones((3, 3)), torch.float32), "labels dtype must be int32 or int64"),
+    (lambda: _native.label(MASK.float(), np.ones((3, 3))), "expected a bool mask"),
+    (lambda: _native.label(torch.zeros((1, 1) + (1,) * 9, dtype=torch.bool), np.ones((3,) * 9)),
+     "at most 8 spatial axes"),
     (lambda: _native.ball_morphology(MASK, torch.full((1, 1), 128), torch.zeros(1, 1, dtype=torch.long),
                                      torch.zeros(1, 1, dtype=torch.bool)), r"radius must be in \[0, 127\], got 128"),
     (lambda: _native.ball_morphology(MASK, torch.ones(1, 1, dtype=torch.long), torch.full((1, 1), 3),
@@ -1006,7 +1068,7 @@ def test_bad_python_arguments():
 def test_use_native_honours_the_environment(monkeypatch):
     x = torch.zeros(1, 1, 4, 4)
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
-    for kernel in ("edt", "cdt", "grey_box", "grey_footprint", "propagate", "fill_holes", "ball_morphology"):
+    for kernel in ("edt", "cdt", "label", "grey_box", "grey_footprint", "propagate", "fill_holes", "ball_morphology"):
         assert _ops.use_native(kernel, x.bool())
     assert not _ops.use_native("grey_box", x.to(torch.complex64))  # not a dtype it takes
     assert not _ops.use_native("cdt", torch.zeros((1, 1) + (2,) * 7))  # 7 axes: at most 6

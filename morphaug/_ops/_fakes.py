@@ -26,6 +26,10 @@ def register_fakes(namespace: str) -> None:
         return (mask.new_empty(mask.shape, dtype=torch.int32),
                 mask.new_empty(index_shape(mask, return_indices), dtype=torch.int32))
 
+    @torch.library.register_fake(f"{namespace}::label")
+    def _label_fake(mask, structure, dtype):
+        return mask.new_empty(mask.shape, dtype=dtype), mask.new_empty(mask.shape[:2], dtype=torch.int64)
+
     @torch.library.register_fake(f"{namespace}::grey_box")
     def _grey_box_fake(input, size, origin, mode, cval, maximum):
         return input.new_empty(input.shape)

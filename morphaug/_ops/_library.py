@@ -57,6 +57,7 @@ class Kernel:
 KERNELS = {
     "edt": Kernel(None, 16, "distance_transform_edt"),
     "cdt": Kernel(None, 6, "distance_transform_cdt"),
+    "label": Kernel(None, 8, "label"),
     "grey_box": Kernel(_REAL_DTYPES, 16, "grey ops with size or an all-true footprint"),
     "grey_footprint": Kernel(_REAL_DTYPES, 16, "grey ops with one footprint read on the host"),
     "grey_structure": Kernel(_REAL_DTYPES, 16, "grey ops with one structure read on the host"),

@@ -1,4 +1,4 @@
-"""scipy.ndimage's morphology, distance transforms and measurements on batched tensors.
+"""scipy.ndimage's morphology, distance transforms, labelling and measurements on batched tensors.
 
 Every function has SciPy's name, arguments, defaults and semantics (SciPy
 1.17), applied to each ``(b, c)`` slice of an input of shape
@@ -19,12 +19,13 @@ Structuring elements
     an accelerator is never read back (no host sync).
 Dtypes
     Inputs are bool, any integer dtype (``uint16``, ``uint32`` and
-    ``uint64`` included) or floating; binary ops and distance transforms
-    read nonzero as true.
+    ``uint64`` included) or floating; binary ops, distance transforms and
+    ``label`` read nonzero as true.
 Outputs
     Binary ops return ``torch.bool``; grey ops the input dtype; CDT
     ``int32``; EDT/BF distances ``float32`` (``float64`` when a float64
-    ``distances=`` is given); indices ``int32`` of shape ``(S, B, C, *spatial)``.
+    ``distances=`` is given); indices ``int32`` of shape ``(S, B, C, *spatial)``;
+    ``label``: ``int32`` labels and the ``(B, C)`` ``int64`` feature counts.
     ``output=`` (a tensor of the input's shape and device, or a dtype),
     ``distances=`` and ``indices=`` behave as in SciPy. Inputs are never
     modified.
@@ -67,6 +68,7 @@ from ._grey import (
     morphological_laplace,
     white_tophat,
 )
+from ._label import label
 from ._measurements import center_of_mass, find_objects, maximum, mean, minimum, sum_labels
 from ._structure import generate_binary_structure, iterate_structure
 
@@ -91,6 +93,7 @@ __all__ = [
     "distance_transform_bf",
     "generate_binary_structure",
     "iterate_structure",
+    "label",
     "sum_labels",
     "mean",
     "minimum",
