@@ -1,8 +1,8 @@
 // CPU launcher of morphaug::grid_barycenter: the convolutional barycenter
 // iterations (core/barycenter.h) with the grid kernels applied one axis at a
-// time by single-threaded GEMMs, the grids of a phase split over torch's
-// threads, so that no iteration pays Python's per-op overhead and no thread
-// idles through a serial elementwise step.
+// time by single-threaded GEMMs, each thread iterating its own share of the
+// problems (parallel.h), so that no iteration pays Python's per-op overhead
+// or waits for another thread.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
@@ -56,62 +56,53 @@ void soft_min(const at::Tensor& l, const at::Tensor& offset, at::Tensor& out,
   }
 }
 
+// The whole loop for the problems [begin, end), one grid after another on
+// the calling thread (single-threaded GEMMs, no synchronisation per iteration).
 template <typename T>
-void iterate(const at::Tensor& log_hists, const at::Tensor& weights, at::TensorList kernels,
-             int64_t max_iter, double tol, int64_t check_every, at::Tensor& log_bar) {
-  const int64_t batch = log_hists.size(0), n_hists = log_hists.size(1);
+void iterate(int64_t begin, int64_t end, const at::Tensor& log_hists, const at::Tensor& weights,
+             at::TensorList kernels, int64_t max_iter, double tol, int64_t check_every, at::Tensor& log_bar) {
+  const int64_t n_hists = log_hists.size(1);
   const at::IntArrayRef shape = log_hists.sizes().slice(2);
-  const int64_t numel = log_bar.numel() / batch, grids = batch * n_hists;
-  at::Tensor log_ku = at::empty_like(log_hists), log_v = at::empty_like(log_hists);
-  const T* pw = weights.data_ptr<T>();
-  T *pku = log_ku.data_ptr<T>(), *pv = log_v.data_ptr<T>(), *pbar = log_bar.data_ptr<T>();
-  std::vector<uint8_t> active(batch, 1);
+  const int64_t numel = log_bar.numel() / log_bar.size(0);
   const auto options = log_hists.options();
-  // body(x, scratch, grid) on every grid of an iterating problem, in parallel;
-  // x and scratch: the thread's two buffers of one grid, allocated once
-  const at::Tensor work = at::empty({at::get_num_threads(), 2, numel}, options);
-  const auto for_grids = [&](const auto& body) {
-    parallel_over(grids, numel, [&](int64_t begin, int64_t end) {
-      const at::Tensor mine = work.select(0, at::get_thread_num());
-      at::Tensor x = mine.select(0, 0), scratch = mine.select(0, 1);
-      for (int64_t g = begin; g < end; ++g) {
-        if (active[g / n_hists]) body(x, scratch, g);
-      }
-    });
-  };
+  const at::Tensor hists = log_hists.narrow(0, begin, end - begin).view({-1, numel});
+  at::Tensor bar = log_bar.narrow(0, begin, end - begin).view({-1, numel});
+  at::Tensor log_ku = at::empty_like(hists), log_v = at::empty_like(hists);
+  at::Tensor x = at::empty({numel}, options), scratch = at::empty({numel}, options);
+  const T* pw = weights.data_ptr<T>() + begin * n_hists;
+  T *pku = log_ku.data_ptr<T>(), *pv = log_v.data_ptr<T>(), *pbar = bar.data_ptr<T>();
+  const int64_t problems = end - begin;
+  std::vector<uint8_t> active(problems, 1);
   const at::Tensor zeros = at::zeros({numel}, options), none;
-  const auto grid = [&](const at::Tensor& t, int64_t g) { return t.view({grids, numel}).select(0, g); };
-  for_grids([&](at::Tensor& x, at::Tensor& scratch, int64_t g) {  // POT starts from U = 1
-    at::Tensor ku = grid(log_ku, g);
+  for (int64_t g = 0; g < problems * n_hists; ++g) {  // POT starts from U = 1
+    at::Tensor ku = log_ku.select(0, g);
     soft_min(zeros, none, ku, x, scratch, shape, kernels);
-  });
+  }
   for (int64_t it = 0; it < max_iter; ++it) {
-    for_grids([&](at::Tensor& x, at::Tensor& scratch, int64_t g) {
-      at::Tensor v = grid(log_v, g), ku = grid(log_ku, g);
-      at::sub_out(v, log_bar.view({batch, numel}).select(0, g / n_hists), ku);
-      // log_u = log_hists - softmin(log_v), in the storage of ku; then ku = softmin(log_u)
-      soft_min(v, grid(log_hists, g), ku, x, scratch, shape, kernels);
-      soft_min(ku, none, ku, x, scratch, shape, kernels);
-    });
-    parallel_over(batch * numel, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t q = begin; q < end; ++q) {
-        const int64_t b = q / numel, p = q - b * numel;
-        if (!active[b]) continue;
-        T sum = 0;
-        for (int64_t i = 0; i < n_hists; ++i) sum += pw[b * n_hists + i] * pku[(b * n_hists + i) * numel + p];
-        pbar[q] = sum;
-      }
-    });
-    if (it % check_every != check_every - 1) continue;
     bool any = false;
-    for (int64_t b = 0; b < batch; ++b) {
+    const bool check = it % check_every == check_every - 1;
+    for (int64_t b = 0; b < problems; ++b) {
       if (!active[b]) continue;
-      T spread = 0;
-      for (int64_t p = 0; p < numel; ++p) {
-        spread += barycenter_spread<T>(pv + b * n_hists * numel + p, pku + b * n_hists * numel + p,
-                                       n_hists, numel);
+      for (int64_t g = b * n_hists; g < (b + 1) * n_hists; ++g) {
+        at::Tensor v = log_v.select(0, g), ku = log_ku.select(0, g);
+        at::sub_out(v, bar.select(0, b), ku);
+        // log_u = log_hists - softmin(log_v), in the storage of ku; then ku = softmin(log_u)
+        soft_min(v, hists.select(0, g), ku, x, scratch, shape, kernels);
+        soft_min(ku, none, ku, x, scratch, shape, kernels);
       }
-      active[b] = !(spread < tol);
+      const T* ku_b = pku + b * n_hists * numel;
+      for (int64_t p = 0; p < numel; ++p) {
+        T sum = 0;
+        for (int64_t i = 0; i < n_hists; ++i) sum += pw[b * n_hists + i] * ku_b[i * numel + p];
+        pbar[b * numel + p] = sum;
+      }
+      if (check) {
+        T spread = 0;
+        for (int64_t p = 0; p < numel; ++p) {
+          spread += barycenter_spread<T>(pv + b * n_hists * numel + p, ku_b + p, n_hists, numel);
+        }
+        active[b] = !(spread < tol);
+      }
       any = any || active[b];
     }
     if (!any) break;
@@ -150,8 +141,15 @@ at::Tensor grid_barycenter_cpu(const at::Tensor& log_hists, const at::Tensor& we
   for (int64_t d = 2; d < h.dim(); ++d) bar_shape.push_back(h.size(d));
   at::Tensor log_bar = at::full(bar_shape, -std::log(static_cast<double>(h.numel() / (h.size(0) * h.size(1)))),
                                 h.options());
+  // a problem costs at least check_every iterations of 2 N soft-mins, each a
+  // product per axis of its grids by that axis's kernel
+  const int64_t numel = h.numel() / (h.size(0) * h.size(1));
+  int64_t product = 0;
+  for (int64_t d = 2; d < h.dim(); ++d) product += numel * h.size(d);
   AT_DISPATCH_FLOATING_TYPES(h.scalar_type(), "morphaug::grid_barycenter (CPU)", [&] {
-    iterate<scalar_t>(h, w, k, max_iter, tol, check_every, log_bar);
+    parallel_shares(h.size(0), 2 * h.size(1) * check_every * product, [&](int64_t begin, int64_t end) {
+      iterate<scalar_t>(begin, end, h, w, k, max_iter, tol, check_every, log_bar);
+    });
   });
   return log_bar;
 }

@@ -96,14 +96,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_
   at::Tensor scale = at::empty({a.size(0), 1}, ac.options());
   at::Tensor n_iter = at::full({a.size(0)}, max_iter, ac.options().dtype(at::kLong));
   // The problems are independent: each thread runs the whole loop on its
-  // share of them (single-threaded GEMMs, no synchronisation per iteration).
+  // share of them (single-threaded GEMMs, no synchronisation per iteration;
+  // parallel.h).
   const at::Tensor kernel_t = kc.t().contiguous();
-  const int64_t batch = a.size(0), threads = at::get_num_threads();
   AT_DISPATCH_FLOATING_TYPES(ac.scalar_type(), "morphaug::sinkhorn_scaling (CPU)", [&] {
-    // one share per thread, and no parallel region for less than a task of work (parallel.h):
     // a problem costs at least check_every iterations of two products by the kernel
-    const int64_t grain = std::max((batch + threads - 1) / threads, grain_for(2 * check_every * kc.numel()));
-    at::parallel_for(0, batch, grain, [&](int64_t begin, int64_t end) {
+    parallel_shares(a.size(0), 2 * check_every * kc.numel(), [&](int64_t begin, int64_t end) {
       scaling_rows<scalar_t>(begin, end, ac, bc, kc, kernel_t, max_iter, tol, check_every, q_f, q_g,
                              u, scale, n_iter);
     });
