@@ -2,7 +2,9 @@
 
 Every function has SciPy's name, arguments, defaults and semantics (SciPy
 1.17), applied to each ``(b, c)`` slice of an input of shape
-``(B, C, *spatial)`` with any number of spatial axes, on the input's device.
+``(B, C, *spatial)`` with one or more spatial axes, on the input's device.
+SciPy's 0-d arrays are refused: a ``(B, C)`` tensor is far more often an
+image without its batch axes than a batch of points.
 
 Conventions shared by all functions
 -----------------------------------
