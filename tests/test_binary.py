@@ -559,3 +559,30 @@ def test_propagation_and_fill_holes_bad_arguments(op, kwargs, error, match):
 def test_propagation_bad_mask():
     with pytest.raises(ValueError, match="mask"):
         binary_propagation(X, mask=torch.ones(3, 3))
+
+
+def test_elements_of_earlier_calls_follow_the_callers_changes():
+    """Small host elements are kept by content between calls (``_elements._RECENT``): a
+    structure changed in place by the caller, then changed back, gives SciPy's result for
+    what it holds at each call, and a structure that differs only in its origin, axes or
+    rank is another element."""
+    x = torch.from_numpy(np.random.default_rng(3).random((1, 1, 9, 9)) > 0.3)
+    structure = torch.zeros(3, 3, dtype=torch.bool)
+    structure[1] = True
+    expected_row = ndi.binary_dilation(x[0, 0].numpy(), structure.numpy())
+    for holds_column in (False, True, False):
+        structure[:, 1] = holds_column
+        structure[1] = True
+        got = binary_dilation(x, structure)[0, 0].numpy()
+        np.testing.assert_array_equal(got, ndi.binary_dilation(x[0, 0].numpy(), structure.numpy()))
+    row = structure.clone()
+    structure[:, 1] = True  # the kept row element must not be this tensor
+    np.testing.assert_array_equal(binary_dilation(x, row)[0, 0].numpy(), expected_row)
+    shifted = binary_dilation(x, structure, origin=(0, 1))[0, 0].numpy()
+    np.testing.assert_array_equal(shifted, ndi.binary_dilation(x[0, 0].numpy(), structure.numpy(),
+                                                                origin=(0, 1)))
+    line = structure[1]
+    along_rows = binary_dilation(x, line, axes=(0,))[0, 0].numpy()
+    np.testing.assert_array_equal(along_rows, ndi.binary_dilation(x[0, 0].numpy(), line.numpy(), axes=(0,)))
+    along_columns = binary_dilation(x, line, axes=(1,))[0, 0].numpy()
+    np.testing.assert_array_equal(along_columns, ndi.binary_dilation(x[0, 0].numpy(), line.numpy(), axes=(1,)))

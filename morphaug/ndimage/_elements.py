@@ -50,6 +50,21 @@ class Filter:
         return self.host is not None and self.host.shape[0] * self.host.shape[1] == 1
 
 
+#: The elements of the last calls on CPU tensors, by content: a pipeline calls with
+#: the same few elements, and describing one (its kind, its offsets) costs more
+#: than a small input's whole op. Elements of more than ``_RECENT_SIZE``
+#: positions are not kept.
+_RECENT: dict = {}
+_RECENT_COUNT = 64
+_RECENT_SIZE = 4096
+
+
+@functools.lru_cache(maxsize=None)
+def _cross(rank: int) -> torch.Tensor:
+    """SciPy's default structure (connectivity 1), never modified."""
+    return generate_binary_structure(rank, 1)
+
+
 class Element:
     """A normalised structuring element, in the form of SciPy's ``_binary_erosion``.
 
@@ -65,7 +80,8 @@ class Element:
     the input at ``p + j - centre``, with ``centre = k // 2 + origin``.
 
     Building one costs O(1); what the kernels read of it is computed when first
-    asked for, in vectorised work over the element (O(element size)), and kept:
+    asked for, in vectorised work over the element (O(element size)), and kept
+    (with the element, for the next calls with the same small host element):
     :attr:`ball` and :meth:`symmetric` for the dispatch tables, :attr:`used`
     and :attr:`offsets` for the native propagation, :attr:`terms` and
     :meth:`links` (one Python tuple per position) for the torch backend only.
@@ -91,21 +107,36 @@ class Element:
                       origin_name="origin") -> Element:
         n_axes = len(axes)
         if structure is None:
-            structure = generate_binary_structure(n_axes, 1)
+            structure = _cross(n_axes)
         if isinstance(structure, torch.Tensor) and structure.device.type != "cpu":
-            host = None
             tensor = normalize_element(structure, input, n_axes, name, torch.bool)
-        else:  # normalise on the CPU (a (B, C) stand-in input gives the batch shape)
-            stand_in = torch.empty(input.shape[0], input.shape[1], 0)
-            host = normalize_element(structure, stand_in, n_axes, name, torch.bool)
-            tensor = host.to(input.device)
+            origin = normalize_origin(origin, n_axes, origin_name)
+            return cls(tensor, None, axes, origin, input.ndim - 2, origin_name)
+        # normalise on the CPU (a (B, C) stand-in input gives the batch shape)
+        stand_in = torch.empty(input.shape[0], input.shape[1], 0)
+        host = normalize_element(structure, stand_in, n_axes, name, torch.bool)
         origin = normalize_origin(origin, n_axes, origin_name)
-        return cls(tensor, host, axes, origin, input.ndim - 2, origin_name)
+        rank = input.ndim - 2
+        if host.numel() > _RECENT_SIZE or input.device.type != "cpu" or type(input) is not torch.Tensor:
+            return cls(host.to(input.device), host, axes, origin, rank, origin_name)
+        key = (host.shape, host.numpy().tobytes(), tuple(axes), tuple(origin), rank, origin_name)
+        element = _RECENT.pop(key, None)
+        if element is None:
+            host = host.clone()  # kept: not the caller's tensor, which may change
+            element = cls(host, host, axes, origin, rank, origin_name)
+        _RECENT[key] = element  # the most recent last
+        while len(_RECENT) > _RECENT_COUNT:
+            _RECENT.pop(next(iter(_RECENT)))
+        return element
 
     def reflected(self) -> Element:
         """The element ``binary_dilation`` erodes with, as SciPy builds it:
         reflected, and ``origin[i]`` negated, minus 1 if dimension ``i`` of the
         element has even length (``i`` counts in the order of ``axes``)."""
+        return self._reflected
+
+    @functools.cached_property
+    def _reflected(self) -> Element:
         axes, origin, rank, origin_name = self.given
         dims = list(range(2, self.tensor.ndim))
         origin = [-o - (1 - k % 2) for o, k in zip(origin, self.shape)]
