@@ -35,9 +35,6 @@ KNOWN_DIFFERENCES.update(dict.fromkeys([
     "test_distance_transform_edt5",
 ], _ZERO_D))
 
-#: Unsigned dtypes that morphaug does not take yet: their tests pass once it does.
-UNSIGNED = ("uint16", "uint32", "uint64")
-
 
 def pytest_configure(config):
     for name in ("skip_xp_backends", "xfail_xp_backends"):
@@ -54,10 +51,6 @@ def pytest_collection_modifyitems(config, items):
         name = getattr(item, "originalname", item.name)
         if name in KNOWN_DIFFERENCES:
             item.add_marker(pytest.mark.xfail(reason=KNOWN_DIFFERENCES[name], strict=True))
-        params = getattr(item, "callspec", None)
-        if params is not None and any(isinstance(value, str) and value in UNSIGNED
-                                      for value in params.params.values()):
-            item.add_marker(pytest.mark.xfail(reason="unsigned dtypes: issue 15", strict=False))
 
 
 @pytest.fixture(autouse=True, params=["auto", "torch"])
