@@ -6,10 +6,11 @@
 Prints a markdown table of speed-ups (reference time / morphaug time, > 1 means
 morphaug is faster) and writes it to ``benchmarks/results/<host>-<date>.md``.
 
-``--busy N`` runs the CPU suites a second time beside N busy processes (each a
-torch process multiplying matrices on 2 threads, as a DataLoader worker or
-another job would), and reports those rows (device ``cpu, N busy``) below the
-quiet ones: morphaug and its reference share the cores alike.
+``--busy N`` runs the CPU suites a second time beside N busy processes
+(``morphaug.demo.busy_processes``: each a torch process multiplying matrices
+on 2 threads, as a DataLoader worker or another job would), and reports those
+rows (device ``cpu, N busy``) below the quiet ones: morphaug and its
+reference share the cores alike.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import datetime
 import importlib
 import platform
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,10 +31,9 @@ sys.path.insert(0, str(HERE))
 
 from _timing import format_table  # noqa: E402
 
-SUITES = ["ndimage", "transforms", "ot", "metrics", "per_sample"]
+from morphaug.demo import busy_processes  # noqa: E402
 
-#: One busy process: a torch matrix product on 2 threads, forever.
-BUSY = "import torch; torch.set_num_threads(2); a = torch.rand(768, 768); print(flush=True)\nwhile True: a @ a"
+SUITES = ["ndimage", "transforms", "ot", "metrics", "per_sample"]
 
 
 def main(argv=None) -> int:
@@ -61,16 +60,10 @@ def main(argv=None) -> int:
     rows = [row for suite in suites for device in args.device.split(",")
             for row in suite.run(torch.device(device), quick=args.quick)]
     if args.busy and "cpu" in args.device.split(","):
-        busy = [subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE) for _ in range(args.busy)]
-        try:
-            for process in busy:  # each prints a line once it computes
-                process.stdout.readline()
+        with busy_processes(args.busy):
             for suite in suites:
                 for row in suite.run(torch.device("cpu"), quick=args.quick):
                     rows.append(dataclasses.replace(row, device=f"cpu, {args.busy} busy"))
-        finally:
-            for process in busy:
-                process.kill()
 
     header = (
         f"morphaug benchmarks on {socket.gethostname()} ({platform.processor() or platform.machine()}, "

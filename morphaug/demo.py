@@ -2,7 +2,7 @@
 
 Run it as::
 
-    python -m morphaug.demo [--device auto|cpu|cuda] [--out DIR] [--size N] [--batch B]
+    python -m morphaug.demo [--device auto|cpu|cuda] [--out DIR] [--size N] [--batch B] [--busy N]
 
 It builds a seeded synthetic batch (no download): 3-D label maps of
 overlapping ellipsoids with classes 0..3, enclosed holes and salt-and-pepper
@@ -17,7 +17,9 @@ Each step is timed against the same step done with a per-sample, per-class
 copying the batch to the host and the result back). A table
 ``op | morphaug ms | SciPy ms | speed-up | max abs diff`` is printed and
 written with a figure of mid slices (``morphaug_demo.png``) to ``--out``
-(default ``demo_output/``).
+(default ``demo_output/``). ``--busy N`` then times every step again beside N
+busy processes (:func:`busy_processes`), as on a core shared with DataLoader
+workers or other jobs, and prints that table too.
 
 SciPy and matplotlib come from the ``demo`` extra:
 ``pip install 'morphaug[demo]'``.
@@ -26,8 +28,11 @@ SciPy and matplotlib come from the ``demo`` extra:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +44,7 @@ import torch
 import morphaug.ndimage as mnd
 from morphaug.footprints import ball
 
-__all__ = ["DemoRow", "make_phantom", "run_demo", "format_rows", "main"]
+__all__ = ["DemoRow", "busy_processes", "make_phantom", "run_demo", "format_rows", "main"]
 
 CLASSES = 3
 
@@ -257,6 +262,25 @@ def format_rows(rows: list[DemoRow]) -> str:
     return "\n".join(lines)
 
 
+#: One busy process: a torch matrix product on 2 threads, forever.
+_BUSY = "import torch; torch.set_num_threads(2); a = torch.rand(768, 768); print(flush=True)\nwhile True: a @ a"
+
+
+@contextlib.contextmanager
+def busy_processes(count: int):
+    """``count`` processes that keep the CPU busy (each a torch matrix product on 2 threads,
+    as a DataLoader worker or another job would) while the block runs."""
+    busy = [subprocess.Popen([sys.executable, "-c", _BUSY], stdout=subprocess.PIPE) for _ in range(count)]
+    try:
+        for process in busy:  # each prints a line once it computes
+            process.stdout.readline()
+        yield
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
 def _pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -273,11 +297,15 @@ def main(argv=None) -> int:
                         help="folder for the figure and the table (default: demo_output/)")
     parser.add_argument("--size", type=int, default=64, help="volume edge N (default 64)")
     parser.add_argument("--batch", type=int, default=4, help="batch size B (default 4)")
+    parser.add_argument("--busy", type=int, default=0, metavar="N",
+                        help="time every step again beside N busy processes (default 0: no)")
     args = parser.parse_args(argv)
     if args.size < 8:
         parser.error(f"--size must be >= 8, got {args.size}")
     if args.batch < 1:
         parser.error(f"--batch must be >= 1, got {args.batch}")
+    if args.busy < 0:
+        parser.error(f"--busy must be >= 0, got {args.busy}")
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: CUDA is not available")
     device = _pick_device(args.device)
@@ -291,6 +319,11 @@ def main(argv=None) -> int:
         print("SciPy times include the device -> host copy and the copy back.")
     rows, figure = run_demo(device, args.out, size=args.size, batch=args.batch)
     print(format_rows(rows))
+    if args.busy:
+        with busy_processes(args.busy):
+            busy_rows, _ = run_demo(device, args.out / "busy", size=args.size, batch=args.batch)
+        print(f"\nbeside {args.busy} busy processes (each a torch matrix product on 2 threads):")
+        print(format_rows(busy_rows))
     print(f"\nfigure: {figure}\ntable: {args.out / 'morphaug_demo.md'}")
     return 0
 

@@ -76,6 +76,7 @@ def test_run_demo_matches_scipy_on_device(device, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--size", "4"], "--size"),
     (["--batch", "0"], "--batch"),
+    (["--busy", "-1"], "--busy"),
     (["--device", "tpu"], "--device"),
 ])
 def test_main_rejects_bad_arguments(argv, message, capsys, tmp_path):
@@ -102,3 +103,11 @@ def test_module_runs_as_a_script():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
     assert "--device" in done.stdout and "--out" in done.stdout
+
+
+def test_main_times_the_steps_again_beside_busy_processes(tmp_path, capsys):
+    status = demo.main(["--device", "cpu", "--size", "12", "--batch", "1", "--busy", "1", "--out", str(tmp_path)])
+    assert status == 0
+    quiet, busy = capsys.readouterr().out.split("beside 1 busy processes")
+    assert list(parse_table(quiet)) == OPS and list(parse_table(busy)) == OPS
+    assert (tmp_path / "busy" / "morphaug_demo.md").exists()

@@ -59,7 +59,7 @@ _RECENT_COUNT = 64
 _RECENT_SIZE = 4096
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cross(rank: int) -> torch.Tensor:
     """SciPy's default structure (connectivity 1), never modified."""
     return generate_binary_structure(rank, 1)
