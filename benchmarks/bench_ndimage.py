@@ -30,7 +30,7 @@ import torch.nn.functional as F
 import morphaug.ndimage as mnd
 from morphaug import footprints
 from _timing import Row, synchronize, timeit
-from propagation import serpentine, structure
+from memory import serpentine, structure
 
 SCIPY = "scipy.ndimage loop"
 

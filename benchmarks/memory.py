@@ -1,19 +1,21 @@
-"""Peak memory and time of binary_fill_holes and binary_propagation on a serpentine maze:
-morphaug's torch backend and its default choice (native where built) against SciPy.
+"""Peak memory and time of the fixpoint ops and the EDT: morphaug's torch backend and
+its default choice (native where built) against SciPy.
 
-    python benchmarks/propagation.py [--size 256] [--structure cross|asymmetric]
+    python benchmarks/memory.py [--size 256] [--structure cross|asymmetric] [--op OP] [--library LIB]
 
-The maze (:func:`serpentine`) is walls everywhere but one corridor, one voxel
-wide, that visits every cell (odd coordinates) of the N^3 volume in
-boustrophedon order and opens to the border at one end: a single path of
-about N^3 / 4 voxels, the longest a flood can be made to take.
+The input is a serpentine maze (:func:`serpentine`): walls everywhere but one
+corridor, one voxel wide, that visits every cell (odd coordinates) of the N^3
+volume in boustrophedon order and opens to the border at one end: a single
+path of about N^3 / 4 voxels, the longest a flood can be made to take.
 ``binary_fill_holes`` floods it from the border (it holds no hole);
-``binary_propagation`` floods it from its open end, inside the corridor.
+``binary_propagation`` floods it from its open end, inside the corridor;
+``distance_transform_edt`` measures every wall voxel's distance to the
+corridor (its memory does not depend on the content).
 
 ``--structure asymmetric`` adds one corner (offset (-1, -1, -1)) to the
 cross: the native propagation does not take it (its elements must be
-symmetric), so every morphaug row runs the torch backend, whose labelling
-follows the cross both ways and the corner one way.
+symmetric), so every morphaug row of the two fixpoint ops runs the torch
+backend, whose labelling follows the cross both ways and the corner one way.
 
 Each (op, library) runs in a fresh process, after a warm-up on a tiny input:
 the extra peak is the growth of the process's maximum resident set size over
@@ -37,7 +39,7 @@ import numpy as np
 
 LIBRARIES = {"morphaug torch": {"MORPHAUG_BACKEND": "torch"}, "morphaug auto": {"MORPHAUG_BACKEND": "auto"},
              "scipy": {}}
-OPS = ("binary_fill_holes", "binary_propagation")
+OPS = ("binary_fill_holes", "binary_propagation", "distance_transform_edt")
 
 
 def serpentine(n: int, ndim: int = 3) -> np.ndarray:
@@ -73,7 +75,8 @@ def measure(library: str, op: str, size: int, element: str) -> tuple[float, floa
     walls = serpentine(size)
     seed = np.zeros_like(walls)
     seed[(0,) + (1,) * (walls.ndim - 1)] = True  # the opening
-    x, kwargs = {"binary_fill_holes": (walls, {}), "binary_propagation": (seed, {"mask": ~walls})}[op]
+    x, kwargs = {"binary_fill_holes": (walls, {}), "binary_propagation": (seed, {"mask": ~walls}),
+                 "distance_transform_edt": (walls, {})}[op]
     if library == "scipy":
         import scipy.ndimage as ndi
 
@@ -85,13 +88,14 @@ def measure(library: str, op: str, size: int, element: str) -> tuple[float, floa
 
         function = getattr(mnd, op)
         x, kwargs = torch.from_numpy(x)[None, None], {k: torch.from_numpy(v) for k, v in kwargs.items()}
+    arguments = () if op == "distance_transform_edt" else (structure(element),)
     corner = (Ellipsis,) + (slice(8),) * walls.ndim
-    function(x[corner], structure(element), **{k: v[corner] for k, v in kwargs.items()})  # warm-up
+    function(x[corner], *arguments, **{k: v[corner] for k, v in kwargs.items()})  # warm-up
     with open("/proc/self/clear_refs", "w") as clear:  # the peak so far (the maze's own) is forgotten
         clear.write("5")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    function(x, structure(element), **kwargs)
+    function(x, *arguments, **kwargs)
     seconds = time.perf_counter() - start
     return seconds, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
 
@@ -109,7 +113,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=256)
     parser.add_argument("--structure", choices=["cross", "asymmetric"], default="cross")
-    parser.add_argument("--op", choices=OPS, action="append", help="default: both")
+    parser.add_argument("--op", choices=OPS, action="append", help="default: all")
     parser.add_argument("--library", choices=list(LIBRARIES), action="append", help="default: all")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -123,7 +127,8 @@ def main(argv=None) -> int:
         for library in libraries:
             seconds, mib = run(library, op, args.size, args.structure)
             cells.append(f"{library} {seconds:.2f} s, {mib:.0f} MiB ({mib * 2 ** 20 / voxels:.1f} B/voxel)")
-        print(f"{op} 1x1x{args.size}^3 serpentine maze, {args.structure}: " + "; ".join(cells))
+        element = "" if op == "distance_transform_edt" else f", {args.structure}"
+        print(f"{op} 1x1x{args.size}^3 serpentine maze{element}: " + "; ".join(cells))
     return 0
 
 

@@ -34,7 +34,7 @@ from morphaug.ndimage._elements import Element
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from propagation import serpentine  # noqa: E402
+from memory import serpentine  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 BACKENDS = ["torch", "auto", "native"]
@@ -124,7 +124,7 @@ def test_torch_backend_peak_memory_is_a_few_bytes_per_voxel(op):
     peak is that of live memory, not of heap reuse (which varies by some MiB)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="131072")
     completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "propagation.py"), "--size", "160", "--op", op,
+        [sys.executable, str(ROOT / "benchmarks" / "memory.py"), "--size", "160", "--op", op,
          "--library", "morphaug torch"], env=env, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr
     per_voxel = float(re.search(r"\(([\d.]+) B/voxel\)", completed.stdout).group(1))

@@ -88,7 +88,7 @@ The native kernels use a few bytes per voxel. The torch backend's fixpoint
 bytes per voxel for its labels (8 beyond ``2**31 - 2`` voxels in the batch)
 beyond its input, mask and result, plus about 15 MB of buffers, and up to 4
 bools per voxel more for an element with one-way offsets
-(``benchmarks/propagation.py`` measures it).
+(``benchmarks/memory.py`` measures it).
 
 Backends
 --------
