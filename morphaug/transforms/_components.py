@@ -299,14 +299,15 @@ class RandRemoveComponent(LabelTransform):
         neighbours within ``connectivity`` orthogonal hops (None: full, as
         skimage's ``label`` in batchgeneratorsv2). The component is the
         ``floor(u * n)``-th (from 0) of the ``n`` eligible ones in label
-        order (SciPy's numbering), ``u`` the drawn ``component`` value.
-        Differences from batchgeneratorsv2: every class is processed from
-        the input, where it works through the classes in a random order, so
-        there a component given to a class that comes later can be drawn
-        from that class too (with ``prob_other_class=0`` the two agree);
-        removed voxels become ``fill_value`` rather than no class, so one-hot
-        outputs stay one-hot. Voxels that several classes gain go to the
-        highest of them, as in :class:`RandLabelMorphology`.
+        order (SciPy's numbering), ``u`` the drawn ``component`` value: a
+        uniform choice, as batchgeneratorsv2's ``np.random.choice``.
+        Differences from batchgeneratorsv2, which works through the classes
+        one after another in a random order: here every class is processed
+        from the input, where there a component given to a class that comes
+        later can be drawn from that class too (with ``prob_other_class=0``
+        the two agree); removed voxels become ``fill_value`` rather than no
+        class, so one-hot outputs stay one-hot. Voxels that several classes
+        gain go to the highest of them, as in :class:`RandLabelMorphology`.
 
     Args:
         keys: label keys (index or one-hot, see :class:`RandLabelMorphology`).
@@ -316,11 +317,13 @@ class RandRemoveComponent(LabelTransform):
             :class:`RandLabelMorphology` (present in the index labels: read
             once per call, kept in the draw).
         max_fraction: only components with fewer voxels than this fraction
-            of a sample's voxels are drawn (``dont_do_if_covers_more_than_x_percent``, a fraction).
+            of a sample's voxels are drawn (``dont_do_if_covers_more_than_x_percent``,
+            a fraction despite its name, 0.25 by default there too; nnU-Net's cascade uses 0.15).
+        fill_value: class value of removed voxels that no class receives (background).
         prob_per_class: probability that a class of a transformed sample loses a component (``p_per_label``).
         prob_other_class: probability that the component goes to another class of ``classes``
-            (``fill_with_other_class_p``) rather than ``fill_value``.
-        fill_value: class value of removed voxels that no class receives (background).
+            rather than ``fill_value`` (``fill_with_other_class_p``: 0.25 by default there, 0 in
+            nnU-Net's cascade).
         connectivity: None (full) or ``1 .. ndim`` orthogonal hops.
         num_classes, label_format, allow_missing_keys, generator: as in :class:`RandLabelMorphology`.
 
@@ -340,14 +343,13 @@ class RandRemoveComponent(LabelTransform):
         [9, 4]
     """
 
-    _repr_fields = ("prob", "classes", "max_fraction", "prob_per_class", "prob_other_class", "fill_value",
+    _repr_fields = ("prob", "classes", "max_fraction", "fill_value", "prob_per_class", "prob_other_class",
                     "connectivity", "num_classes", "label_format")
     draws_per_class = True
 
-    def __init__(self, keys, prob: float = 0.5, classes=None, max_fraction: float = 0.25,
-                 prob_per_class: float = 1.0, prob_other_class: float = 0.0, fill_value: int = 0,
-                 connectivity=None, num_classes=None, label_format=None, *, allow_missing_keys: bool = False,
-                 generator: torch.Generator | None = None):
+    def __init__(self, keys, prob: float = 0.5, classes=None, max_fraction: float = 0.25, fill_value: int = 0,
+                 prob_per_class: float = 1.0, prob_other_class: float = 0.0, connectivity=None, num_classes=None,
+                 label_format=None, *, allow_missing_keys: bool = False, generator: torch.Generator | None = None):
         super().__init__(keys, allow_missing_keys=allow_missing_keys, prob=prob, generator=generator)
         self.max_fraction = _check_fraction(max_fraction, "max_fraction")
         self.prob_per_class = check_probability(prob_per_class, "prob_per_class")
