@@ -5,6 +5,10 @@
   binary op with a ball of the drawn radius, then the same class precedence.
 * DistanceMap(signed=True) against a per-sample, per-class SciPy loop
   computing the same map (boundary erosion + one EDT per class).
+* KeepLargestComponents (3 foreground classes) against MONAI's
+  KeepLargestConnectedComponent looped over the samples (skimage labelling).
+* RemoveSmallComponents on one-hot labels against MONAI's RemoveSmallObjects
+  looped over the samples (skimage's remove_small_objects).
 
 Both sides compute the same draw (replayed from ``last_params``) and the
 note column says whether their outputs are equal.
@@ -12,16 +16,23 @@ note column says whether their outputs are equal.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
 from _timing import Row, timeit
-from morphaug.transforms import DistanceMap, RandLabelMorphology
+from morphaug.transforms import DistanceMap, KeepLargestComponents, RandLabelMorphology, RemoveSmallComponents
 
 try:
     import scipy.ndimage as ndi
 except ImportError:  # the reference is optional
     ndi = None
+try:
+    from monai.transforms import KeepLargestConnectedComponent, RemoveSmallObjects
+    import skimage  # noqa: F401  (MONAI's component transforms need it)
+except ImportError:
+    KeepLargestConnectedComponent = RemoveSmallObjects = None
 
 NUM_CLASSES = 4
 
@@ -90,6 +101,57 @@ def scipy_signed_distance(labels: np.ndarray) -> np.ndarray:
     return out
 
 
+def _monai_per_sample(transform, labels: torch.Tensor) -> torch.Tensor:
+    """A MONAI array transform on each sample of a CPU batch (on a copy: MONAI may write into its input)."""
+    with warnings.catch_warnings():  # skimage 0.26 deprecates the min_size MONAI passes
+        warnings.simplefilter("ignore", FutureWarning)
+        return torch.stack([torch.as_tensor(transform(sample.clone())).as_subclass(torch.Tensor)
+                            for sample in labels])
+
+
+def _monai_min_size(smallest_kept: int) -> int:
+    """MONAI's min_size that removes the components of fewer than ``smallest_kept`` voxels: MONAI passes
+    min_size positionally to skimage, whose 0.26 forwards it to the inclusive max_size."""
+    probe = torch.zeros(1, 1, 4, 4)
+    probe[0, 0, 0, :3] = 1
+    inclusive = _monai_per_sample(RemoveSmallObjects(min_size=3), probe).sum() == 0
+    return smallest_kept - 1 if inclusive else smallest_kept
+
+
+def _component_rows(labels: torch.Tensor, device: torch.device, repeat: int) -> list[Row]:
+    rows = []
+    batch, _, size = labels.shape[:3]
+    shape = f"{batch}x1x{size}^3 uint8, {NUM_CLASSES - 1} foreground classes"
+    keep = KeepLargestComponents("label", num_classes=NUM_CLASSES)
+    ours = keep(labels)
+    ours_s = timeit(lambda: keep(labels), device, repeat=repeat)
+    reference_s, note = float("nan"), "monai / scikit-image not installed"
+    if KeepLargestConnectedComponent is not None:
+        reference = KeepLargestConnectedComponent(applied_labels=list(range(1, NUM_CLASSES)))
+        source = labels.cpu()
+        expected = _monai_per_sample(reference, source)
+        reference_s = timeit(lambda: _monai_per_sample(reference, source), "cpu", repeat=repeat, warmup=0)
+        note = "identical" if torch.equal(ours.cpu(), expected) else "OUTPUTS DIFFER"
+    rows.append(Row("KeepLargestComponents", shape, device.type, ours_s,
+                    "monai KeepLargestConnectedComponent loop", reference_s, note))
+
+    onehot = torch.nn.functional.one_hot(labels[:, 0].long(), NUM_CLASSES).movedim(-1, 1).to(torch.uint8)
+    remove = RemoveSmallComponents("label", min_size=200)
+    ours = remove(onehot)
+    ours_s = timeit(lambda: remove(onehot), device, repeat=repeat)
+    reference_s, note = float("nan"), "monai / scikit-image not installed"
+    if RemoveSmallObjects is not None:
+        reference = RemoveSmallObjects(min_size=_monai_min_size(200), connectivity=1)
+        source = onehot.cpu()
+        expected = _monai_per_sample(reference, source)
+        reference_s = timeit(lambda: _monai_per_sample(reference, source), "cpu", repeat=repeat, warmup=0)
+        same = torch.equal(ours.cpu()[:, 1:], expected[:, 1:])
+        note = "foreground channels identical" if same else "OUTPUTS DIFFER"
+    rows.append(Row("RemoveSmallComponents min_size=200", f"{batch}x{NUM_CLASSES}x{size}^3 one-hot uint8",
+                    device.type, ours_s, "monai RemoveSmallObjects loop", reference_s, note))
+    return rows
+
+
 def run(device: torch.device, quick: bool) -> list[Row]:
     batch, size = (2, 32) if quick else (8, 96)
     repeat = 1 if quick else 3
@@ -127,4 +189,4 @@ def run(device: torch.device, quick: bool) -> list[Row]:
         note = f"max abs diff {error:.1e}"
     rows.append(Row("DistanceMap signed euclidean", shape, device.type, ours_s,
                     "scipy.ndimage EDT loop per sample and class", reference_s, note))
-    return rows
+    return rows + _component_rows(labels, device, repeat)

@@ -12,6 +12,8 @@ from morphaug.adapters.kornia import (  # noqa: E402
     DistanceMap3D,
     FillHoles2D,
     FillHoles3D,
+    KeepLargestComponents2D,
+    KeepLargestComponents3D,
     LabelBoundary2D,
     RandBoundaryJitter2D,
     RandBoundaryJitter3D,
@@ -19,6 +21,9 @@ from morphaug.adapters.kornia import (  # noqa: E402
     RandGreyMorphology3D,
     RandLabelMorphology2D,
     RandLabelMorphology3D,
+    RandRemoveComponent2D,
+    RandRemoveComponent3D,
+    RemoveSmallComponents2D,
 )
 
 
@@ -170,3 +175,29 @@ def test_docstring_examples():
     for module in (morphaug.adapters.kornia,):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_component_transforms_in_sequential(device):
+    image, mask = make_data(6, (16, 18), device, dtype=torch.long)
+    mask[:, 0, 0, 0] = 2  # a stray voxel of class 2
+    mask[:, 0, 15, 10:12] = 1  # a stray pair of class 1
+    keep, remove = KeepLargestComponents2D(classes=[2], connectivity=1), RemoveSmallComponents2D(min_size=3)
+    rand = RandRemoveComponent2D(num_classes=3, max_fraction=0.5, p=0.5)
+    seq = K.AugmentationSequential(keep, remove, rand, data_keys=["input", "mask"])
+    torch.manual_seed(0)
+    out_image, out_mask = seq(image, mask)
+    assert out_mask.dtype == torch.long and torch.equal(out_image, image)
+    expected = remove.core(keep.core(mask.float()))
+    assert expected[:, 0, 0, 0].eq(0).all() and expected[:, 0, 15, 10].eq(0).all()
+    expected = rand.core(expected, params=rand.core_params(params_of(seq, rand))).long()
+    assert torch.equal(out_mask, expected)
+    assert 0 < int(rand.core_params(params_of(seq, rand))["apply"].sum()) < 6
+    assert torch.equal(seq(image, mask, params=seq._params)[1], out_mask)
+    # 3-D
+    volume, labels = make_data(2, (10, 11, 12), device)
+    labels[:, 0, 0, 0, 0] = 1
+    seq3d = K.AugmentationSequential(KeepLargestComponents3D(), RandRemoveComponent3D(num_classes=3, p=1.0),
+                                     data_keys=["input", "mask"])
+    out = seq3d(volume, labels)[1]
+    assert out.shape == labels.shape and set(out.unique().tolist()) <= {0.0, 1.0, 2.0}
+    assert (out[:, 0, 0, 0, 0] == 0).all()  # the stray voxel

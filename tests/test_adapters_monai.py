@@ -19,10 +19,13 @@ from morphaug import transforms as core  # noqa: E402
 from morphaug.adapters.monai import (  # noqa: E402
     DistanceMapd,
     FillHolesd,
+    KeepLargestComponentsd,
     LabelBoundaryd,
     RandBoundaryJitterd,
     RandGreyMorphologyd,
     RandLabelMorphologyd,
+    RandRemoveComponentd,
+    RemoveSmallComponentsd,
 )
 
 SHAPE = (12, 12, 12)
@@ -244,6 +247,59 @@ def test_bad_arguments():
         RandLabelMorphologyd("label", prob=2.0, num_classes=2)
     with pytest.raises(ValueError, match="shape"):  # batched=True on one sample: too few dims for the core
         RandGreyMorphologyd("image", prob=1.0, batched=True)({"image": torch.rand(1, 8, 8)})
+
+
+def component_sample(i: int) -> dict:
+    """make_sample with stray components: a voxel of class 1, two voxels of class 2."""
+    sample = make_sample(i)
+    sample["label"][:, 11, 11, 11] = 1
+    sample["label"][:, 0, 0, i % 3:i % 3 + 2] = 2
+    return sample
+
+
+def test_component_transforms_per_sample_in_compose():
+    """KeepLargestComponentsd is MONAI's KeepLargestConnectedComponentd; RemoveSmallComponentsd measures in the
+    MetaTensor's pixdim; RandRemoveComponentd is the core with the documented generator."""
+    from monai.transforms import KeepLargestConnectedComponentd
+
+    sample = component_sample(1)
+    label = sample["label"].as_subclass(torch.Tensor)
+    kept = KeepLargestComponentsd("label")(sample)
+    expected = KeepLargestConnectedComponentd("label")({"label": sample["label"].clone()})["label"]
+    assert torch.equal(kept["label"].as_subclass(torch.Tensor), expected.as_subclass(torch.Tensor))
+    assert not torch.equal(expected.as_subclass(torch.Tensor), label)
+    assert_same_meta(kept["label"], sample["label"]) and kept["image"] is sample["image"]
+    pipeline = Compose([
+        RemoveSmallComponentsd("label", min_size=5.0, by_measure=True),  # mm^3: 3 mm^3 per voxel
+        RandRemoveComponentd("label", prob=1.0, max_fraction=0.5, num_classes=3),
+    ]).set_random_state(4)
+    out = pipeline(sample)
+    small = core.RemoveSmallComponents("label", min_size=5.0, sampling=(1.5, 1.0, 2.0), by_measure=True)(label[None])
+    assert small[0, 0, 11, 11, 11] == 0 and small[0, 0, 0, 0, 1] == 2  # 1 voxel is 3 mm^3, 2 voxels 6 mm^3
+    assert not torch.equal(small, core.RemoveSmallComponents("label", min_size=5.0)(label[None]))
+    rand = pipeline.transforms[1]
+    expected = rand.core(small, params=rand.last_params)[0]
+    assert torch.equal(out["label"].as_subclass(torch.Tensor), expected) and not torch.equal(expected, small[0])
+    assert_same_meta(out["label"], sample["label"])
+
+
+def test_component_transforms_batched_in_compose(device):
+    batch = list_data_collate([component_sample(i) for i in range(4)])
+    batch = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+    pipeline = Compose([
+        KeepLargestComponentsd("label", classes=[2], connectivity=1, batched=True),
+        RemoveSmallComponentsd("label", min_size=3.0, by_measure=True, batched=True),
+        RandRemoveComponentd("label", prob=0.5, max_fraction=0.5, num_classes=3, batched=True),
+    ]).set_random_state(0)
+    out = pipeline(batch)
+    label = batch["label"].as_subclass(torch.Tensor)
+    keep, remove, rand = pipeline.transforms
+    expected = core.KeepLargestComponents("label", classes=[2], connectivity=1)(label)
+    expected = core.RemoveSmallComponents("label", min_size=3.0, sampling=(1.5, 1.0, 2.0), by_measure=True)(expected)
+    expected = rand.core(expected, params=rand.last_params)
+    assert torch.equal(out["label"].as_subclass(torch.Tensor), expected)
+    assert out["label"].is_batch and out["label"].device.type == device.type and out["image"] is batch["image"]
+    assert 0 < int(rand.last_params["apply"].sum()) < 4
 
 
 def test_docstring_examples():

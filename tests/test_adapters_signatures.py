@@ -36,6 +36,10 @@ OWN = {
     tv_adapters.LabelBoundary: {"output_key": None},
     kornia_adapters.FillHoles2D: {"p": 1.0},
     kornia_adapters.FillHoles3D: {"p": 1.0},
+    kornia_adapters.KeepLargestComponents2D: {"p": 1.0},
+    kornia_adapters.KeepLargestComponents3D: {"p": 1.0},
+    kornia_adapters.RemoveSmallComponents2D: {"p": 1.0},
+    kornia_adapters.RemoveSmallComponents3D: {"p": 1.0},
 }
 ADAPTERS = [(module, getattr(module, name)) for module in FRAMEWORKS for name in module.__all__]
 IDS = [f"{module.__name__.rsplit('.', 1)[1]}.{cls.__name__}" for module, cls in ADAPTERS]

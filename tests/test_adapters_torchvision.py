@@ -14,10 +14,13 @@ from morphaug import transforms as core  # noqa: E402
 from morphaug.adapters.torchvision import (  # noqa: E402
     DistanceMap,
     FillHoles,
+    KeepLargestComponents,
     LabelBoundary,
     RandBoundaryJitter,
     RandGreyMorphology,
     RandLabelMorphology,
+    RandRemoveComponent,
+    RemoveSmallComponents,
 )
 
 H, W = 24, 20
@@ -176,3 +179,26 @@ def test_docstring_examples():
     for module in (morphaug.adapters.torchvision,):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_component_transforms_in_compose(device):
+    mask = make_mask(6, 1, device=device)
+    plain(mask)[:, :, 0, 0] = 1  # a stray voxel of class 1
+    plain(mask)[:, :, 20:22, 0] = 2  # a stray pair of class 2
+    image = make_image(6, device=device)
+    keep, remove = KeepLargestComponents(classes=[1], connectivity=1), RemoveSmallComponents(min_size=3)
+    rand = RandRemoveComponent(num_classes=3, max_fraction=0.5, p=0.5, generator=torch.Generator(device).manual_seed(0))
+    out_image, out_mask = v2.Compose([v2.RandomHorizontalFlip(p=1.0), keep, remove, rand])(image, mask)
+    assert type(out_image) is tv_tensors.Image and type(out_mask) is tv_tensors.Mask and out_mask.dtype == torch.uint8
+    assert torch.equal(plain(out_image), plain(image).flip(-1))  # images are not labels
+    flipped = plain(mask).flip(-1)
+    expected = core.KeepLargestComponents("label", classes=[1], connectivity=1)(flipped)
+    assert expected[:, 0, 0, -1].eq(0).all() and expected[:, 0, 20, -1].eq(2).all()
+    expected = core.RemoveSmallComponents("label", min_size=3)(expected)
+    assert expected[:, 0, 20, -1].eq(0).all()
+    expected = core.RandRemoveComponent("label", num_classes=3, max_fraction=0.5, prob=0.5)(
+        expected, params=rand.core.last_params)
+    assert torch.equal(plain(out_mask), expected)
+    assert 0 < int(rand.core.last_params["apply"].sum()) < 6
+    one = v2.Compose([keep, remove])(make_mask())  # one (H, W) mask
+    assert one.shape == (H, W) and type(one) is tv_tensors.Mask

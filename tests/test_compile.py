@@ -113,6 +113,12 @@ TRANSFORMS = {
     "LabelBoundary": (lambda: transforms.LabelBoundary("label", num_classes=3), LABELS),
     "FillHoles": (lambda: transforms.FillHoles("label", num_classes=3), LABELS),
     "RandBoundaryJitter": (lambda: transforms.RandBoundaryJitter("label", num_classes=3, prob=1.0), LABELS),
+    "KeepLargestComponents": (lambda: transforms.KeepLargestComponents("label", num_classes=3), LABELS),
+    "KeepLargestComponents union": (
+        lambda: transforms.KeepLargestComponents("label", 2, independent=False, label_format="onehot"), _ONEHOT),
+    "RemoveSmallComponents": (lambda: transforms.RemoveSmallComponents("label", min_size=4, num_classes=3), LABELS),
+    "RandRemoveComponent": (
+        lambda: transforms.RandRemoveComponent("label", num_classes=3, prob=1.0, prob_other_class=0.5), LABELS),
     "RandHistogramTransfer": (lambda: transforms.RandHistogramTransfer("image", prob=1.0), HISTS),
     "RandWassersteinMix": (lambda: transforms.RandWassersteinMix("image", prob=1.0), HISTS),
 }

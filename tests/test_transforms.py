@@ -21,10 +21,13 @@ import morphaug.footprints as footprints
 from morphaug.transforms import (
     DistanceMap,
     FillHoles,
+    KeepLargestComponents,
     LabelBoundary,
     RandBoundaryJitter,
     RandGreyMorphology,
     RandLabelMorphology,
+    RandRemoveComponent,
+    RemoveSmallComponents,
 )
 
 SHAPE3 = (14, 13, 12)
@@ -484,9 +487,14 @@ CASES = {
                                                                **kw), "label"),
     "FillHoles": (lambda keys="label", **kw: FillHoles(keys, num_classes=3, **kw), "label"),
     "RandBoundaryJitter": (lambda keys="label", **kw: RandBoundaryJitter(keys, num_classes=3, **kw), "label"),
+    "KeepLargestComponents": (lambda keys="label", **kw: KeepLargestComponents(keys, num_classes=3, **kw), "label"),
+    "RemoveSmallComponents": (lambda keys="label", **kw: RemoveSmallComponents(keys, min_size=30, num_classes=3,
+                                                                               **kw), "label"),
+    "RandRemoveComponent": (lambda keys="label", **kw: RandRemoveComponent(keys, num_classes=3, **kw), "label"),
 }
-RANDOM = ["RandLabelMorphology", "RandGreyMorphology", "LabelBoundary", "RandBoundaryJitter"]
-LABEL_OUT = ["RandLabelMorphology", "FillHoles", "RandBoundaryJitter"]
+RANDOM = ["RandLabelMorphology", "RandGreyMorphology", "LabelBoundary", "RandBoundaryJitter", "RandRemoveComponent"]
+LABEL_OUT = ["RandLabelMorphology", "FillHoles", "RandBoundaryJitter", "KeepLargestComponents",
+             "RemoveSmallComponents", "RandRemoveComponent"]
 
 
 def make_data(device, batch=4):
@@ -544,6 +552,7 @@ def test_prob_zero_is_identity_and_prob_one_always_applies(name, device):
     ("RandGreyMorphology", dict(ops=("dilation", "white_tophat"))),
     ("LabelBoundary", dict()),
     ("RandBoundaryJitter", dict(magnitude=(2.0, 3.0))),
+    ("RandRemoveComponent", dict()),
 ])
 def test_prob_one_changes_every_sample(device, name, config):
     factory, key = CASES[name]

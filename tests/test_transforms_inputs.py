@@ -18,12 +18,15 @@ from morphaug import transforms
 from morphaug.transforms import (
     DistanceMap,
     FillHoles,
+    KeepLargestComponents,
     LabelBoundary,
     RandBoundaryJitter,
     RandGreyMorphology,
     RandHistogramTransfer,
     RandLabelMorphology,
+    RandRemoveComponent,
     RandWassersteinMix,
+    RemoveSmallComponents,
 )
 
 SHAPE = (16, 15)
@@ -67,6 +70,12 @@ INFERRED = {
     "DistanceMap": (lambda keys, generator=None, **kw: DistanceMap(keys, signed=True, **kw), (0, 2, 5)),
     "LabelBoundary": (lambda keys, **kw: LabelBoundary(keys, thickness=(1, 2), side="both", prob=0.7, **kw),
                       (0, 2, 5)),
+    "KeepLargestComponents": (lambda keys, generator=None, **kw: KeepLargestComponents(keys, connectivity=1, **kw),
+                              (2, 5)),
+    "RemoveSmallComponents": (lambda keys, generator=None, **kw: RemoveSmallComponents(keys, min_size=20, **kw),
+                              (2, 5)),
+    "RandRemoveComponent": (lambda keys, **kw: RandRemoveComponent(keys, prob=1.0, prob_other_class=0.5, **kw),
+                            (2, 5)),
 }
 
 
@@ -98,7 +107,9 @@ def test_values_that_are_no_class_are_kept():
     labels[0, 0, 12, 0] = 0.5  # not integral: no class
     no_class = (labels < 0) | (labels == 0.5)
     for transform in (RandLabelMorphology("label", ops="erosion", radius=2, prob=1.0), FillHoles("label"),
-                      RandBoundaryJitter("label", magnitude=3.0, prob=1.0, generator=seeded())):
+                      RandBoundaryJitter("label", magnitude=3.0, prob=1.0, generator=seeded()),
+                      KeepLargestComponents("label"), RemoveSmallComponents("label", min_size=30),
+                      RandRemoveComponent("label", prob=1.0, prob_other_class=0.5, generator=seeded())):
         out = transform(labels)
         assert torch.equal(out[no_class], labels[no_class]), type(transform).__name__
         assert set(out.unique().tolist()) <= {-1.0, 0.0, 0.5, 2.0, 5.0}
@@ -108,7 +119,8 @@ def test_background_only_labels_have_no_class_to_change():
     labels = torch.zeros(2, 1, 9, 8, dtype=torch.int64)
     labels[0, 0, 0, 0] = -3
     for transform in (RandLabelMorphology("label", prob=1.0), FillHoles("label"),
-                      RandBoundaryJitter("label", magnitude=3.0, prob=1.0)):
+                      RandBoundaryJitter("label", magnitude=3.0, prob=1.0), KeepLargestComponents("label"),
+                      RemoveSmallComponents("label"), RandRemoveComponent("label", prob=1.0)):
         assert torch.equal(transform(labels), labels)
     sdf = DistanceMap("label")(labels)
     assert sdf.shape == (2, 1, 9, 8)  # background only
@@ -122,7 +134,7 @@ def test_inference_refuses_values_it_cannot_count():
     FillHoles("label", classes=(2, 5))(labels)  # given classes: nothing is read
 
 
-@pytest.mark.parametrize("name", ["RandLabelMorphology", "RandBoundaryJitter"])
+@pytest.mark.parametrize("name", ["RandLabelMorphology", "RandBoundaryJitter", "RandRemoveComponent"])
 def test_one_read_per_call_whatever_the_keys(name, monkeypatch):
     factory, _ = INFERRED[name]
     labels = gapped_labels()
@@ -137,7 +149,8 @@ def test_one_read_per_call_whatever_the_keys(name, monkeypatch):
     assert reads == ["label classes"]
 
 
-@pytest.mark.parametrize("name", ["FillHoles", "DistanceMap", "LabelBoundary"])
+@pytest.mark.parametrize("name", ["FillHoles", "DistanceMap", "LabelBoundary", "KeepLargestComponents",
+                                  "RemoveSmallComponents"])
 def test_given_classes_read_nothing(name, monkeypatch):
     factory, classes = INFERRED[name]
     reads = count_reads(monkeypatch)
@@ -161,6 +174,9 @@ EMPTY_CASES = {
     "LabelBoundary": (lambda **kw: LabelBoundary("x", **kw), "label"),
     "FillHoles": (lambda **kw: FillHoles("x", **kw), "label"),
     "RandBoundaryJitter": (lambda **kw: RandBoundaryJitter("x", prob=1.0, **kw), "label"),
+    "KeepLargestComponents": (lambda **kw: KeepLargestComponents("x", independent=False, **kw), "label"),
+    "RemoveSmallComponents": (lambda **kw: RemoveSmallComponents("x", min_size=3, **kw), "label"),
+    "RandRemoveComponent": (lambda **kw: RandRemoveComponent("x", prob=1.0, prob_other_class=1.0, **kw), "label"),
     "RandHistogramTransfer": (lambda **kw: RandHistogramTransfer("x", prob=1.0), "image"),
     "RandWassersteinMix": (lambda **kw: RandWassersteinMix({"x": "label", "i": "image"}, prob=1.0, **kw), "label"),
 }
@@ -311,6 +327,14 @@ def replay_cases():
         "field": (lambda p: p[:, :1], ValueError, r"params\['field'\]"),
         "classes": (lambda p: p[:, 1:], ValueError, r"params\['(classes|field)'\]"),
     }
+    yield "KeepLargestComponents", KeepLargestComponents("x", num_components=2), labels, {}
+    yield "RemoveSmallComponents", RemoveSmallComponents("x", min_size=5), labels, {}
+    yield "RandRemoveComponent", RandRemoveComponent("x", prob=1.0, prob_other_class=0.5), labels, {
+        "component": (lambda p: p.fill_(2.0), ValueError, r"params\['component'\] .* 0\.0 \.\. 1\.0"),
+        "other": (lambda p: p.fill_(9), ValueError, r"params\['other'\] must hold column indices below 2"),
+        "to_other": (lambda p: p.float(), TypeError, r"params\['to_other'\] .*bool"),
+        "classes": (lambda p: p.flip(1), ValueError, r"params\['classes'\] must hold ascending classes"),
+    }
     yield "RandHistogramTransfer", RandHistogramTransfer("x", strength=(0.2, 0.4), prob=1.0), images, {
         "partner": (lambda p: p.fill_(4), ValueError, r"params\['partner'\] .* 0 \.\. 3"),
         "strength": (lambda p: p.fill_(1.5), ValueError, r"params\['strength'\] .* 0\.0 \.\. 1\.0"),
@@ -347,7 +371,9 @@ def test_replay_needs_every_drawn_key_and_no_other(name):
         transform(data, params={**params, "radii": torch.zeros(4)})
 
 
-@pytest.mark.parametrize("name", [name for name in REPLAY if name not in ("DistanceMap", "FillHoles")])
+@pytest.mark.parametrize("name", [name for name in REPLAY if name not in ("DistanceMap", "FillHoles",
+                                                                           "KeepLargestComponents",
+                                                                           "RemoveSmallComponents")])
 def test_replay_checks_batch_size_and_device(name):
     transform, data, _, params = drawn(name)
     owner = type(transform).__name__

@@ -20,7 +20,8 @@ Parameters
     a storage-free placeholder of the mask's (or image's) shape on Kornia's
     RNG device, so the draw comes from torch's global generator as every
     Kornia draw does (``torch.manual_seed`` reproduces it); transforms that
-    draw per class (``RandLabelMorphology*``, ``RandBoundaryJitter*``) need
+    draw per class (``RandLabelMorphology*``, ``RandBoundaryJitter*``,
+    ``RandRemoveComponent*``) need
     ``num_classes``/``classes``, one-hot masks ``label_format="onehot"``
     with them (the others infer the classes of index masks). ``same_on_batch=True`` draws one sample and repeats it.
     ``aug(x, params=aug._params)`` replays, and the core parameters in
@@ -37,8 +38,8 @@ Maps
     mask's dtype, as the core gives them.
 ``p``
     Kornia's per-sample gate ``batch_prob``: the Rand* transforms pass it to
-    the core as its ``"apply"`` draw, ``FillHoles*`` (whose core has no
-    ``prob``) is blended by Kornia.
+    the core as its ``"apply"`` draw; ``FillHoles*``, ``KeepLargestComponents*``
+    and ``RemoveSmallComponents*`` (whose cores have no ``prob``) are blended by Kornia.
     ``LabelBoundary*`` changes the channel count, which Kornia cannot blend,
     so its ``p`` is the core's ``prob`` (a skipped sample has zero maps) and
     Kornia's gate stays 1; ``DistanceMap*`` has no ``p``.
@@ -77,7 +78,8 @@ from .._checks import check_probability
 from ._common import Adapted, check_flag
 
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",
-                                         "FillHoles", "RandBoundaryJitter", "RandHistogramTransfer",
+                                         "FillHoles", "RandBoundaryJitter", "KeepLargestComponents",
+                                         "RemoveSmallComponents", "RandRemoveComponent", "RandHistogramTransfer",
                                          "RandWassersteinMix") for dim in (2, 3)]
 
 _KORNIA_PARAMS = ("batch_prob", "forward_input_shape")
@@ -178,7 +180,8 @@ AugmentationSequential._postproc_mask = _keep_float_maps(AugmentationSequential.
 
 
 class _Blended(_Adapter):
-    """An ``_Adapter`` whose ``p`` is Kornia's own, for a core without ``prob``: Kornia blends (FillHoles)."""
+    """An ``_Adapter`` whose ``p`` is Kornia's own, for a core without ``prob`` (FillHoles, the component
+    filters): Kornia blends."""
 
     gate = False
 
@@ -212,6 +215,14 @@ RandBoundaryJitter2D, RandBoundaryJitter3D = _pair(
     "RandBoundaryJitter", _core.RandBoundaryJitter, "smooth random boundary moves of masks.")
 FillHoles2D, FillHoles3D = _pair(
     "FillHoles", _core.FillHoles, "fills the holes of each class of masks.", adapter=_Blended)
+KeepLargestComponents2D, KeepLargestComponents3D = _pair(
+    "KeepLargestComponents", _core.KeepLargestComponents, "keeps the largest components of each class of masks.",
+    adapter=_Blended)
+RemoveSmallComponents2D, RemoveSmallComponents3D = _pair(
+    "RemoveSmallComponents", _core.RemoveSmallComponents, "removes the small components of each class of masks.",
+    adapter=_Blended)
+RandRemoveComponent2D, RandRemoveComponent3D = _pair(
+    "RandRemoveComponent", _core.RandRemoveComponent, "removes a random component of each class of masks.")
 LabelBoundary2D, LabelBoundary3D = _pair(
     "LabelBoundary", _core.LabelBoundary, "each mask becomes its ``(B, K', ...)`` boundary maps.", gate=False)
 DistanceMap2D, DistanceMap3D = _pair(

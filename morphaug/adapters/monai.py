@@ -64,7 +64,8 @@ from ._common import Adapted, check_flag
 from .monai_metrics import HausdorffDistanceMetric, SurfaceDiceMetric, SurfaceDistanceMetric  # noqa: F401
 
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
-           "RandBoundaryJitterd", "RandHistogramTransferd", "RandWassersteinMixd"]
+           "RandBoundaryJitterd", "KeepLargestComponentsd", "RemoveSmallComponentsd", "RandRemoveComponentd",
+           "RandHistogramTransferd", "RandWassersteinMixd"]
 
 
 class _Mapd(Adapted, MapTransform):
@@ -206,7 +207,103 @@ class FillHolesd(_Mapd):
     core_class = _core.FillHoles
 
 
-class DistanceMapd(_Mapd):
+def _meta_spacing(owner: str, key, x) -> tuple[float, ...] | None:
+    """The voxel spacing of MetaTensor ``x`` (``pixdim``), one for the whole batch; None for another tensor."""
+    if not isinstance(x, MetaTensor):
+        return None
+    ndim = x.ndim - 2
+    pixdim = x.pixdim if x.is_batch else [x.pixdim]
+    spacings = {tuple(float(s) for s in torch.as_tensor(p).reshape(-1)[:ndim].tolist()) for p in pixdim}
+    if len(spacings) != 1 or len(next(iter(spacings))) != ndim:
+        raise ValueError(f"{owner}: key {key!r} needs one spacing of {ndim} values for the whole "
+                         f"batch, got {sorted(spacings)}; resample to a common spacing first")
+    return spacings.pop()
+
+
+class _MeasuredMapd(_Mapd):
+    """A deterministic ``_Mapd`` that can measure in each key's MetaTensor spacing, passed as the core's
+    ``sampling`` (one core per spacing)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._cores: dict[tuple, _core.BatchTransform] = {}
+
+    def _spacing(self, key, x) -> tuple[float, ...] | None:
+        """The spacing to measure key ``key`` in; None: the core's own ``sampling``."""
+        return None
+
+    def _run(self, batch):
+        out = dict(batch)
+        for key, out_key in zip(self.core.keys, self.core.output_keys):
+            if key in batch and key in self.core.changed_keys:
+                spacing = self._spacing(key, batch[key])
+                if spacing is not None and spacing not in self._cores:
+                    self._cores[spacing] = self.core_class(**{**self._core_args, "sampling": spacing})
+                out[out_key] = (self.core if spacing is None else self._cores[spacing])(batch[key])
+        return out
+
+
+class KeepLargestComponentsd(_Mapd):
+    """MONAI version of :class:`morphaug.transforms.KeepLargestComponents` (deterministic; see the module notes).
+
+    MONAI's ``KeepLargestConnectedComponentd`` with ``applied_labels`` spelt
+    ``classes``; ``is_onehot`` is the core's ``label_format``.
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import KeepLargestComponentsd
+        >>> label = torch.zeros(1, 8, 8)
+        >>> label[:, 1:4, 1:4] = label[:, 6, 6] = 1
+        >>> KeepLargestComponentsd("label")({"label": label})["label"].sum().item()
+        9.0
+    """
+
+    core_class = _core.KeepLargestComponents
+
+
+class RemoveSmallComponentsd(_MeasuredMapd):
+    """MONAI version of :class:`morphaug.transforms.RemoveSmallComponents` (deterministic; see the module notes).
+
+    MONAI's ``RemoveSmallObjectsd`` with ``pixdim`` spelt ``sampling`` and
+    ``independent_channels`` spelt ``independent``. With ``by_measure=True``
+    a MetaTensor is measured in its own spacing (``pixdim``), as in MONAI,
+    other tensors in ``sampling``.
+
+    Example:
+        >>> import torch
+        >>> from monai.data import MetaTensor
+        >>> from morphaug.adapters.monai import RemoveSmallComponentsd
+        >>> label = torch.zeros(1, 8, 8)
+        >>> label[:, 1:4, 1:4] = label[:, 6, 6:8] = 1
+        >>> label = MetaTensor(label, affine=torch.diag(torch.tensor([2.0, 2.0, 1.0, 1.0])))
+        >>> t = RemoveSmallComponentsd("label", min_size=10.0, by_measure=True)  # mm^2: 4 per voxel
+        >>> t({"label": label})["label"].sum().item()
+        9.0
+    """
+
+    core_class = _core.RemoveSmallComponents
+
+    def _spacing(self, key, x):
+        return _meta_spacing(type(self).__name__, key, x) if self.core.by_measure else None
+
+
+class RandRemoveComponentd(_RandMapd):
+    """MONAI version of :class:`morphaug.transforms.RandRemoveComponent` (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import RandRemoveComponentd
+        >>> label = torch.zeros(1, 8, 8)
+        >>> label[:, 1:3, 1:3] = label[:, 5:7, 5:7] = 1
+        >>> t = RandRemoveComponentd("label", prob=1.0, num_classes=2).set_random_state(0)
+        >>> t({"label": label})["label"].sum().item()  # one of the two squares is gone
+        4.0
+    """
+
+    core_class = _core.RandRemoveComponent
+
+
+class DistanceMapd(_MeasuredMapd):
     """MONAI version of :class:`morphaug.transforms.DistanceMap` (deterministic; see the module notes).
 
     Example:
@@ -237,31 +334,16 @@ class DistanceMapd(_Mapd):
         self.spacing_from_meta = check_flag(spacing_from_meta, "spacing_from_meta")
         if self.spacing_from_meta and (self.core.sampling is not None or self.core.metric != "euclidean"):
             raise ValueError("DistanceMapd: spacing_from_meta=True needs metric='euclidean' and no sampling=")
-        self._cores: dict[tuple, _core.DistanceMap] = {}
 
     def _run(self, batch):
-        if not self.spacing_from_meta:
-            return self.core(batch)
-        out = dict(batch)
-        for key, out_key in zip(self.core.keys, self.core.output_keys):
-            if key in batch and key in self.core.changed_keys:
-                spacing = self._spacing(key, batch[key])
-                if spacing not in self._cores:
-                    self._cores[spacing] = self.core_class(**{**self._core_args, "sampling": spacing})
-                out[out_key] = self._cores[spacing](batch[key])
-        return out
+        return super()._run(batch) if self.spacing_from_meta else self.core(batch)
 
-    def _spacing(self, key, x) -> tuple[float, ...]:
-        if not isinstance(x, MetaTensor):
+    def _spacing(self, key, x):
+        spacing = _meta_spacing(type(self).__name__, key, x)
+        if spacing is None:
             raise TypeError(f"DistanceMapd: spacing_from_meta=True needs a MetaTensor at key {key!r}, "
                             f"got {type(x).__name__}")
-        ndim = x.ndim - 2
-        pixdim = x.pixdim if x.is_batch else [x.pixdim]
-        spacings = {tuple(float(s) for s in torch.as_tensor(p).reshape(-1)[:ndim].tolist()) for p in pixdim}
-        if len(spacings) != 1 or len(next(iter(spacings))) != ndim:
-            raise ValueError(f"DistanceMapd: key {key!r} needs one spacing of {ndim} values for the whole "
-                             f"batch, got {sorted(spacings)}; resample to a common spacing first")
-        return spacings.pop()
+        return spacing
 
 
 class _PairedMapd(_RandMapd):

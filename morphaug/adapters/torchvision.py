@@ -68,7 +68,8 @@ from .._checks import check_probability
 from ._common import Adapted
 
 __all__ = ["RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
-           "RandBoundaryJitter", "RandHistogramTransfer", "RandWassersteinMix"]
+           "RandBoundaryJitter", "KeepLargestComponents", "RemoveSmallComponents", "RandRemoveComponent",
+           "RandHistogramTransfer", "RandWassersteinMix"]
 
 
 class _Transform(Adapted, v2.Transform):
@@ -221,6 +222,54 @@ class FillHoles(_Transform):
     """
 
     core_class = _core.FillHoles
+
+
+class KeepLargestComponents(_Transform):
+    """v2 version of :class:`morphaug.transforms.KeepLargestComponents` on Masks (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import KeepLargestComponents
+        >>> mask = torch.zeros(8, 8, dtype=torch.uint8)
+        >>> mask[1:4, 1:4] = mask[6, 6] = 1
+        >>> KeepLargestComponents()(tv_tensors.Mask(mask)).sum().item()
+        9
+    """
+
+    core_class = _core.KeepLargestComponents
+
+
+class RemoveSmallComponents(_Transform):
+    """v2 version of :class:`morphaug.transforms.RemoveSmallComponents` on Masks (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import RemoveSmallComponents
+        >>> mask = torch.zeros(8, 8, dtype=torch.uint8)
+        >>> mask[1:4, 1:4] = mask[6, 6] = 1
+        >>> RemoveSmallComponents(min_size=2)(tv_tensors.Mask(mask)).sum().item()
+        9
+    """
+
+    core_class = _core.RemoveSmallComponents
+
+
+class RandRemoveComponent(_Transform):
+    """v2 version of :class:`morphaug.transforms.RandRemoveComponent` on Masks (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import RandRemoveComponent
+        >>> mask = torch.zeros(8, 8, dtype=torch.uint8)
+        >>> mask[1:3, 1:3] = mask[5:7, 5:7] = 1
+        >>> RandRemoveComponent(num_classes=2, p=1.0)(tv_tensors.Mask(mask)).sum().item()
+        4
+    """
+
+    core_class = _core.RandRemoveComponent
 
 
 class DistanceMap(_TargetTransform):

@@ -47,6 +47,7 @@ Empty inputs
 """
 
 from ._base import BatchTransform
+from ._components import KeepLargestComponents, RandRemoveComponent, RemoveSmallComponents
 from ._morphology import FillHoles, RandGreyMorphology, RandLabelMorphology
 from ._ot import RandHistogramTransfer, RandWassersteinMix
 from ._targets import DistanceMap, LabelBoundary, RandBoundaryJitter
@@ -59,6 +60,9 @@ __all__ = [
     "LabelBoundary",
     "FillHoles",
     "RandBoundaryJitter",
+    "KeepLargestComponents",
+    "RemoveSmallComponents",
+    "RandRemoveComponent",
     "RandHistogramTransfer",
     "RandWassersteinMix",
 ]

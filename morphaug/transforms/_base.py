@@ -40,7 +40,7 @@ import torch
 from .._checks import check_probability, is_int
 
 __all__ = ["BatchTransform", "Param", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample",
-           "check_choices", "check_int_range", "check_float_range"]
+           "check_choices", "check_int_range", "check_float_range", "check_sampling", "sampling_for"]
 
 #: A key's role: integer/one-hot label maps or float intensities.
 ROLES = ("label", "image")
@@ -126,6 +126,25 @@ def check_float_range(value, name: str, minimum: float) -> tuple[float, float]:
     if low < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
     return low, high
+
+
+def check_sampling(sampling) -> tuple[float, ...] | None:
+    """None, or voxel spacing as a tuple of positive floats: one number for every axis, or one per axis."""
+    if sampling is None:
+        return None
+    values = (sampling,) if isinstance(sampling, numbers.Real) else tuple(sampling)
+    if not values or any(isinstance(s, bool) or not isinstance(s, numbers.Real) or not s > 0 for s in values):
+        raise ValueError(f"sampling must be a positive number or one per spatial axis, got {sampling!r}")
+    return tuple(float(s) for s in values)
+
+
+def sampling_for(sampling: tuple[float, ...] | None, ndim: int, owner: str) -> tuple[float, ...] | None:
+    """``sampling`` (from :func:`check_sampling`) for ``ndim`` spatial axes: a single number repeated."""
+    if sampling is None or len(sampling) == ndim:
+        return sampling
+    if len(sampling) == 1:
+        return sampling * ndim
+    raise ValueError(f"{owner}: sampling {sampling} does not match {ndim} spatial axes")
 
 
 _KINDS = {"bool": "a bool", "int": "an integer", "float": "a floating-point"}

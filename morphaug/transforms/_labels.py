@@ -58,6 +58,7 @@ __all__ = [
     "to_index",
     "from_index",
     "recombine",
+    "clear",
     "spatial_dims",
     "any_spatial",
     "blend",
@@ -282,11 +283,24 @@ def recombine(x: torch.Tensor, fmt: str, masks: torch.Tensor, new_masks: torch.T
     return torch.where(lost | any_class(new_masks > masks), from_index(out, fmt, x), x)
 
 
+def clear(x: torch.Tensor, fmt: str, lost: torch.Tensor, fill_value: int) -> torch.Tensor:
+    """The label map ``x`` with the voxels where bool ``lost (B, 1, *spatial)`` holds set to class
+    ``fill_value``: :func:`recombine`'s rule for a change in which classes only lose voxels (a
+    one-hot voxel lost becomes one-hot, every other voxel keeps its value), in fewer passes."""
+    if fmt == "index":
+        return _fill(x, lost, fill_value)
+    fill = torch.full_like(lost, fill_value, dtype=torch.int64)
+    return torch.where(lost, from_index(fill, fmt, x), x)
+
+
 def _fill(x: torch.Tensor, where: torch.Tensor, value: int) -> torch.Tensor:
-    """``x.masked_fill(where, value)`` (uint8 through :func:`blend`)."""
-    if x.dtype != torch.uint8:
-        return x.masked_fill(where, value)
-    return blend(where, value, x)
+    """``x.masked_fill(where, value)``: uint8 through :func:`blend`, the wider unsigned dtypes (which
+    have no ``masked_fill``) through ``torch.where``."""
+    if x.dtype == torch.uint8:
+        return blend(where, value, x)
+    if x.dtype in (torch.uint16, torch.uint32, torch.uint64):
+        return torch.where(where, value, x)
+    return x.masked_fill(where, value)
 
 
 def blend(where: torch.Tensor, new, old: torch.Tensor) -> torch.Tensor:
@@ -318,15 +332,28 @@ class LabelTransform(BatchTransform):
 
     include_background = False
     draws_per_class = False
+    #: The class value of voxels that a class loses and none gains, for the transforms that set it.
+    fill_value: int | None = None
 
     def _setup_labels(self, classes, num_classes, label_format, min_classes: int = 2) -> None:
         self.classes = check_classes(classes)
         self.num_classes = check_num_classes(num_classes, minimum=min_classes)
         self.label_format = check_label_format(label_format)
 
+    def _setup_fill(self, fill_value) -> None:
+        """Check and set :attr:`fill_value`, a class value."""
+        if not is_int(fill_value) or fill_value < 0:
+            raise ValueError(f"fill_value must be a non-negative int (a class value), got {fill_value!r}")
+        self.fill_value = int(fill_value)
+
     def _format(self, x: torch.Tensor) -> str:
-        """The format of label map ``x`` (shape information only)."""
-        return label_format_of(x, self.label_format, type(self).__name__)
+        """The format of label map ``x`` (shape information only); a one-hot map must have the channel
+        :attr:`fill_value` (unless it has no channel: then nothing is filled)."""
+        fmt = label_format_of(x, self.label_format, type(self).__name__)
+        if fmt == "onehot" and self.fill_value is not None and 0 < x.shape[1] <= self.fill_value:
+            raise ValueError(f"{type(self).__name__}: fill_value={self.fill_value} is not a channel of "
+                             f"one-hot labels with {x.shape[1]} channels")
+        return fmt
 
     def _labels(self, x: torch.Tensor) -> tuple[str, tuple[int, ...]]:
         """The format of label map ``x`` and the classes to work on (one read when they are inferred)."""

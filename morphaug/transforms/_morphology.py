@@ -130,17 +130,8 @@ class RandLabelMorphology(LabelTransform):
         self.radius = check_int_range(radius, "radius", minimum=0)
         self.footprint = check_choices(footprint, FOOTPRINTS, "footprint")
         self.prob_per_class = check_probability(prob_per_class, "prob_per_class")
-        if not is_int(fill_value) or fill_value < 0:
-            raise ValueError(f"fill_value must be a non-negative int (a class value), got {fill_value!r}")
-        self.fill_value = int(fill_value)
+        self._setup_fill(fill_value)
         self._setup_labels(classes, num_classes, label_format)
-
-    def _format(self, x):
-        fmt = super()._format(x)
-        if fmt == "onehot" and 0 < x.shape[1] <= self.fill_value:  # without channels, nothing is filled
-            raise ValueError(f"{type(self).__name__}: fill_value={self.fill_value} is not a channel of "
-                             f"one-hot labels with {x.shape[1]} channels")
-        return fmt
 
     def make_params(self, batch, generator=None):
         params = super().make_params(batch, generator)

@@ -8,7 +8,17 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from ._base import Param, check_float_range, check_int_range, normal, per_sample, randint, uniform
+from ._base import (
+    Param,
+    check_float_range,
+    check_int_range,
+    check_sampling,
+    normal,
+    per_sample,
+    randint,
+    sampling_for,
+    uniform,
+)
 from ._distances import (
     FOOTPRINTS,
     METRICS,
@@ -110,15 +120,9 @@ class DistanceMap(_LabelTarget):
             self.clip = (-float(clip), float(clip))
         else:
             self.clip = None if clip is None else check_float_range(clip, "clip", minimum=-math.inf)
-        if sampling is not None:
-            if self.metric != "euclidean":
-                raise ValueError(f"sampling is only supported with metric='euclidean', got {metric!r}")
-            values = (sampling,) if isinstance(sampling, numbers.Real) else tuple(sampling)
-            if not values or any(isinstance(s, bool) or not isinstance(s, numbers.Real) or not s > 0
-                                 for s in values):
-                raise ValueError(f"sampling must be a positive number or one per spatial axis, got {sampling!r}")
-            sampling = tuple(float(s) for s in values)
-        self.sampling = sampling
+        self.sampling = check_sampling(sampling)
+        if self.sampling is not None and self.metric != "euclidean":
+            raise ValueError(f"sampling is only supported with metric='euclidean', got {metric!r}")
         self._setup_labels(classes, num_classes, label_format, min_classes=1)
 
     def make_params(self, batch, generator=None):
@@ -127,15 +131,8 @@ class DistanceMap(_LabelTarget):
     def param_spec(self, batch):
         return {}
 
-    def _sampling(self, ndim: int):
-        if self.sampling is None or len(self.sampling) == ndim:
-            return self.sampling
-        if len(self.sampling) == 1:
-            return self.sampling * ndim
-        raise ValueError(f"{type(self).__name__}: sampling {self.sampling} does not match {ndim} spatial axes")
-
     def apply(self, x, params):
-        sampling = self._sampling(x.ndim - 2)
+        sampling = sampling_for(self.sampling, x.ndim - 2, type(self).__name__)
         fmt, masks = self._masks(x)
         diagonal = no_distance(x.shape[2:], self.metric, sampling)
         if self.signed:
