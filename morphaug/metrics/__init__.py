@@ -9,8 +9,11 @@ average_surface_distance
 normalized_surface_dice
     Normalized surface dice at a ``tolerance``, one for all channels or one
     per channel (``monai.metrics.compute_surface_dice``).
+surface_distance_metrics
+    The three at once, symmetric (HD or HD95, ASSD, NSD), from one erosion
+    and one distance transform: a :class:`SurfaceDistanceResult`.
 
-Conventions shared by the three (MONAI 1.6's definitions)
+Conventions shared by all (MONAI 1.6's definitions)
 ---------------------------------------------------------
 Inputs
     ``pred`` and ``ref`` are ``(B, C, *spatial)`` with any number of spatial
@@ -36,10 +39,13 @@ Empty masks
 Results
     ``(B, C)`` float32 tensors on the input's device, equal to MONAI's to
     float32 rounding (see each function's Parity note). No loop over slices
-    and no host read: one erosion and one distance transform for the whole
-    batch (``morphaug.ndimage``), then reductions along the spatial axes. On
-    the CPU the percentile reads the surfaces' voxel counts to sort only
-    what it needs (free there); on an accelerator it sorts every voxel.
+    and, on an accelerator, no host read: one erosion and one distance
+    transform for the whole batch (``morphaug.ndimage``), then reductions
+    along the spatial axes. On the CPU, where reading values back is free, every slice is first cropped
+    to the bounding box of its masks (one crop size for the batch: the
+    largest box; exact, as MONAI's crop) and the percentile reads the
+    surfaces' voxel counts to sort only what it needs; on an accelerator
+    nothing is cropped and the percentile sorts every voxel.
 Bad input
     ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
     ``sampling`` (one positive value per axis), ``percentile`` (in [0, 100]),
@@ -53,6 +59,14 @@ Compilation
     (``morphaug._ops.opaque_under_compile``).
 """
 
-from ._surface import DISTANCE_METRICS, average_surface_distance, hausdorff_distance, normalized_surface_dice
+from ._surface import (
+    DISTANCE_METRICS,
+    SurfaceDistanceResult,
+    average_surface_distance,
+    hausdorff_distance,
+    normalized_surface_dice,
+    surface_distance_metrics,
+)
 
-__all__ = ["DISTANCE_METRICS", "average_surface_distance", "hausdorff_distance", "normalized_surface_dice"]
+__all__ = ["DISTANCE_METRICS", "SurfaceDistanceResult", "average_surface_distance", "hausdorff_distance",
+           "normalized_surface_dice", "surface_distance_metrics"]

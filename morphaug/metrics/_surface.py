@@ -4,18 +4,26 @@ MONAI (``monai.metrics.utils.get_edge_surface_distance``) takes, per slice,
 the surface voxels of the prediction and of the reference
 (``mask ^ binary_erosion(mask)``: SciPy's cross, border 0) and lists the
 distance from each surface voxel of one to the nearest surface voxel of the
-other (a float64 KD-tree, or a chamfer transform), then reduces the lists.
-Here one erosion takes both masks of the batch, one distance transform the
-surfaces of every slice (``morphaug.ndimage``), and the reductions run along
-the flattened spatial axes, masked to the voxels MONAI lists.
+other (a float64 KD-tree on the CPU, a distance transform on CUDA, or a
+chamfer transform), then reduces the lists. Here one erosion takes both
+masks of the batch, one distance transform the surfaces of every slice
+(``morphaug.ndimage``), and the reductions run along the flattened spatial
+axes, masked to the voxels MONAI lists (:class:`_Surfaces`); each metric is
+one reduction of those, so :func:`surface_distance_metrics` computes all
+three from one erosion and one distance transform.
 
-MONAI first crops each slice to the bounding box of ``pred | ref`` grown by
-one voxel: the surfaces do not change (the erosion's border is 0 either way)
-and neither do the distances between voxels, so nothing is cropped here.
+Cropping (CPU tensors, where reading their values costs nothing): every
+slice is first cut to a window that holds the bounding box of its
+``pred | ref``, of one size for the batch (the largest box's), as MONAI
+crops each slice to that box grown by one voxel. Exact: outside the box
+both masks are empty, so the erosion (border 0) finds the same surfaces,
+and the nearest surface voxels lie in the box. On an accelerator the
+window's size would be a host read: nothing is cropped.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import NamedTuple
 
@@ -24,7 +32,8 @@ import torch
 
 from .. import _ops, ndimage
 
-__all__ = ["DISTANCE_METRICS", "average_surface_distance", "hausdorff_distance", "normalized_surface_dice"]
+__all__ = ["DISTANCE_METRICS", "SurfaceDistanceResult", "average_surface_distance", "hausdorff_distance",
+           "normalized_surface_dice", "surface_distance_metrics"]
 
 #: The distance metrics, as MONAI names them (``distance_metric=``).
 DISTANCE_METRICS = ("euclidean", "chessboard", "taxicab")
@@ -38,9 +47,9 @@ def _foreground(x, name: str) -> torch.Tensor:
     CPU, by a device-side assert elsewhere (``torch._assert_async``: no host sync)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of shape (B, C, *spatial), got {type(x).__name__}")
-    if x.ndim < 3:
-        raise ValueError(f"{name} must have shape (B, C, *spatial) with at least one spatial axis, "
-                         f"got shape {tuple(x.shape)}")
+    if x.ndim < 3 or 0 in x.shape[2:]:
+        raise ValueError(f"{name} must have shape (B, C, *spatial) with at least one spatial axis, none "
+                         f"empty, got shape {tuple(x.shape)}")
     if x.is_complex():
         raise TypeError(f"{name} must be real, got {x.dtype}")
     if x.dtype == torch.bool:
@@ -63,6 +72,13 @@ def _masks(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
     if pred.device != ref.device:
         raise ValueError(f"pred and ref must be on the same device, got {pred.device} and {ref.device}")
     return pred, ref
+
+
+def _checked(pred, ref, sampling, distance_metric):
+    """``(pred, ref, sampling, distance_metric)`` checked and normalised: what every metric takes."""
+    pred, ref = _masks(pred, ref)
+    distance_metric = _distance_metric(distance_metric)
+    return pred, ref, _sampling(sampling, pred.ndim - 2, distance_metric), distance_metric
 
 
 def _numbers(value, name: str, what: str) -> np.ndarray:
@@ -125,6 +141,45 @@ def _flag(value, name: str) -> bool:
 
 
 # ------------------------------------------------------------------ surfaces and distances
+def _reads_are_free(x: torch.Tensor) -> bool:
+    """Whether reading values of ``x`` back costs nothing (a CPU tensor): then the slices are cropped to
+    their masks and the percentile sorts only the distances it needs."""
+    return x.device.type == "cpu"
+
+
+def _occupied(x: torch.Tensor) -> list[torch.Tensor]:
+    """Per spatial axis of ``x`` (bool ``(B, C, *spatial)``), whether each position along it holds a
+    true voxel: ``(B, C, n)`` per axis, from two reductions of the volume."""
+    if x.ndim == 3:
+        return [x]
+    return _occupied(x.any(-1)) + [x.flatten(2, -2).any(2)]
+
+
+def _cropped(pred: torch.Tensor, ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each slice of ``pred`` and ``ref`` cut to a window holding the bounding box of its ``pred | ref``,
+    one window size for the batch: the largest box's, along each axis (module docstring). Reads the
+    boxes' sizes: CPU tensors only."""
+    if pred.numel() == 0:
+        return pred, ref
+    batch, channels = pred.shape[:2]
+    rank = pred.ndim - 2
+    sizes, starts = [], []
+    for occupied in _occupied(pred | ref):
+        n = occupied.shape[-1]
+        first = occupied.to(torch.uint8).argmax(-1)  # (B, C); 0 in an empty slice
+        length = torch.where(occupied.any(-1), n - occupied.flip(-1).to(torch.uint8).argmax(-1) - first, 0)
+        sizes.append(max(1, int(length.max())))
+        starts.append(first.clamp(max=n - sizes[-1]))
+    if tuple(sizes) == tuple(pred.shape[2:]):
+        return pred, ref
+    index = [torch.arange(batch).view(-1, *[1] * (rank + 1)), torch.arange(channels).view(-1, *[1] * rank)]
+    for axis, (size, start) in enumerate(zip(sizes, starts)):
+        along = [1] * rank
+        along[axis] = size
+        index.append(start.view(batch, channels, *[1] * rank) + torch.arange(size).view(along))
+    return pred[tuple(index)], ref[tuple(index)]
+
+
 class _Surfaces(NamedTuple):
     """MONAI's distance lists per direction ``d`` (pred -> ref, then ref -> pred when symmetric),
     each slice flattened over space: ``source (D, B, C, N)`` the source surface, ``distance``
@@ -154,6 +209,8 @@ class _Surfaces(NamedTuple):
 
 
 def _surfaces(pred, ref, sampling, distance_metric, symmetric: bool) -> _Surfaces:
+    if _reads_are_free(pred):
+        pred, ref = _cropped(pred, ref)
     batch, channels = pred.shape[:2]
     masks = torch.cat([pred, ref])
     edges = masks & ~ndimage.binary_erosion(masks)  # (2B, C, ...): the surfaces of pred, then of ref
@@ -169,7 +226,8 @@ def _surfaces(pred, ref, sampling, distance_metric, symmetric: bool) -> _Surface
     else:
         distance = ndimage.distance_transform_cdt(~targets, metric=distance_metric).float()
     directions = (2 if symmetric else 1, batch, channels)
-    return _Surfaces(sources.reshape(*directions, -1), distance.reshape(*directions, -1),
+    voxels = math.prod(pred.shape[2:])
+    return _Surfaces(sources.reshape(*directions, voxels), distance.reshape(*directions, voxels),
                      n_source.reshape(directions), n_target.reshape(directions))
 
 
@@ -193,9 +251,55 @@ def _percentile(values, selected, count, q: float, partial: bool) -> torch.Tenso
     return torch.lerp(at(below), at(above), (rank - below).float())
 
 
-# ------------------------------------------------------------------ the metrics
-_PER_SLICE = _ops.opaque_under_compile(_ops.Results(
-    ("pred", "ref"), lambda kw: [(tuple(kw["pred"].shape[:2]), torch.float32)], lambda kw, tensors: tensors[0]))
+# ------------------------------------------------------------------ the metrics from the lists
+def _hausdorff(s: _Surfaces, percentile) -> torch.Tensor:
+    if percentile is None:
+        worst = torch.where(s.infinite(), _INF, s.at_source().amax(-1))
+    else:
+        ranked = _percentile(s.distance, s.source, s.n_source, percentile / 100, _reads_are_free(s.distance))
+        worst = torch.where(s.infinite(), _NAN, ranked)
+    return torch.where(s.listed() > 0, worst, _NAN).amax(0)
+
+
+def _average(s: _Surfaces) -> torch.Tensor:
+    total = torch.where(s.infinite(), _INF, s.at_source().sum(-1))
+    return total.sum(0) / s.listed().sum(0)
+
+
+def _surface_dice(s: _Surfaces, tolerance) -> torch.Tensor:
+    within = torch.where(s.finite(), ((s.distance <= tolerance) & s.source).sum(-1, dtype=torch.int32), 0)
+    return within.sum(0) / s.listed().sum(0)
+
+
+# ------------------------------------------------------------------ the public functions
+class SurfaceDistanceResult(NamedTuple):
+    """What :func:`surface_distance_metrics` returns: ``(B, C)`` float32 tensors on the input's device.
+
+    Attributes
+    ----------
+    hausdorff_distance : torch.Tensor
+        Symmetric Hausdorff distance, or its ``percentile`` (HD95), as
+        :func:`hausdorff_distance`.
+    average_surface_distance : torch.Tensor
+        Average symmetric surface distance (ASSD), as
+        :func:`average_surface_distance` with ``symmetric=True``.
+    normalized_surface_dice : torch.Tensor
+        Normalized surface dice at the ``tolerance``, as
+        :func:`normalized_surface_dice`.
+    """
+
+    hausdorff_distance: torch.Tensor
+    average_surface_distance: torch.Tensor
+    normalized_surface_dice: torch.Tensor
+
+
+def _per_slice(count: int, rebuild) -> _ops.Results:
+    """``count`` float32 ``(B, C)`` results, as a compiled call returns them (``rebuild``)."""
+    return _ops.Results(("pred", "ref"), lambda kw: [(tuple(kw["pred"].shape[:2]), torch.float32)] * count,
+                        lambda kw, tensors: rebuild(*tensors))
+
+
+_PER_SLICE = _ops.opaque_under_compile(_per_slice(1, lambda result: result))
 
 
 @_PER_SLICE
@@ -254,18 +358,9 @@ def hausdorff_distance(pred, ref, percentile=None, directed=False, sampling=None
     >>> hausdorff_distance(ref.roll(1, -1), ref).tolist()
     [[1.0]]
     """
-    pred, ref = _masks(pred, ref)
+    pred, ref, sampling, distance_metric = _checked(pred, ref, sampling, distance_metric)
     _check_percentile(percentile)
-    distance_metric = _distance_metric(distance_metric)
-    sampling = _sampling(sampling, pred.ndim - 2, distance_metric)
-    s = _surfaces(pred, ref, sampling, distance_metric, symmetric=not _flag(directed, "directed"))
-    if percentile is None:
-        worst = torch.where(s.infinite(), _INF, s.at_source().amax(-1))
-    else:
-        # on the CPU, reading the counts is free and a partial sort much faster than a sort
-        ranked = _percentile(s.distance, s.source, s.n_source, percentile / 100, partial=pred.device.type == "cpu")
-        worst = torch.where(s.infinite(), _NAN, ranked)
-    return torch.where(s.listed() > 0, worst, _NAN).amax(0)
+    return _hausdorff(_surfaces(pred, ref, sampling, distance_metric, not _flag(directed, "directed")), percentile)
 
 
 @_PER_SLICE
@@ -310,12 +405,8 @@ def average_surface_distance(pred, ref, symmetric=False, sampling=None, distance
     >>> average_surface_distance(ref.roll(1, -1), ref, symmetric=True).tolist()
     [[0.5]]
     """
-    pred, ref = _masks(pred, ref)
-    distance_metric = _distance_metric(distance_metric)
-    sampling = _sampling(sampling, pred.ndim - 2, distance_metric)
-    s = _surfaces(pred, ref, sampling, distance_metric, symmetric=_flag(symmetric, "symmetric"))
-    total = torch.where(s.infinite(), _INF, s.at_source().sum(-1))
-    return total.sum(0) / s.listed().sum(0)
+    pred, ref, sampling, distance_metric = _checked(pred, ref, sampling, distance_metric)
+    return _average(_surfaces(pred, ref, sampling, distance_metric, _flag(symmetric, "symmetric")))
 
 
 @_PER_SLICE
@@ -365,10 +456,59 @@ def normalized_surface_dice(pred, ref, tolerance, sampling=None, distance_metric
     >>> normalized_surface_dice(ref.roll(1, -1), ref, tolerance=0.5).tolist()
     [[0.5]]
     """
-    pred, ref = _masks(pred, ref)
-    distance_metric = _distance_metric(distance_metric)
-    sampling = _sampling(sampling, pred.ndim - 2, distance_metric)
+    pred, ref, sampling, distance_metric = _checked(pred, ref, sampling, distance_metric)
+    tolerance = _tolerance(tolerance, pred.shape[1], pred.device)
+    return _surface_dice(_surfaces(pred, ref, sampling, distance_metric, symmetric=True), tolerance)
+
+
+@_ops.opaque_under_compile(_per_slice(3, SurfaceDistanceResult))
+def surface_distance_metrics(pred, ref, tolerance, percentile=None, sampling=None, distance_metric="euclidean"):
+    """HD (or HD95), ASSD and NSD of every slice from one set of surfaces and one distance transform.
+
+    The three symmetric surface metrics of segmentation challenges at the
+    cost of one: :func:`hausdorff_distance` (``directed=False``),
+    :func:`average_surface_distance` (``symmetric=True``) and
+    :func:`normalized_surface_dice`, equal to each of those (the same
+    computation) and so to MONAI 1.6's ``compute_hausdorff_distance``,
+    ``compute_average_surface_distance(symmetric=True)`` and
+    ``compute_surface_dice`` with ``include_background=True``. Each of those
+    functions erodes both masks and runs a distance transform over both
+    surfaces; this one does it once for the three.
+
+    Parameters
+    ----------
+    pred, ref : torch.Tensor
+        As in :func:`hausdorff_distance`.
+    tolerance : float or sequence of float
+        NSD's tolerance, as in :func:`normalized_surface_dice`.
+    percentile : float in [0, 100], optional
+        HD's percentile, as in :func:`hausdorff_distance` (``95``: HD95).
+    sampling, distance_metric
+        As in :func:`hausdorff_distance`.
+
+    Returns
+    -------
+    SurfaceDistanceResult
+        ``(hausdorff_distance, average_surface_distance,
+        normalized_surface_dice)``, each ``(B, C)`` float32 on the input's
+        device, with the empty-surface values of the three functions.
+
+    See Also
+    --------
+    monai.metrics.HausdorffDistanceMetric, monai.metrics.SurfaceDistanceMetric, monai.metrics.SurfaceDiceMetric
+
+    Example
+    -------
+    >>> import torch
+    >>> from morphaug.metrics import surface_distance_metrics
+    >>> ref = torch.zeros(1, 1, 8, 8, dtype=torch.bool)
+    >>> ref[0, 0, 2:6, 2:6] = True
+    >>> hd95, assd, nsd = surface_distance_metrics(ref.roll(1, -1), ref, tolerance=0.5, percentile=95)
+    >>> hd95.tolist(), assd.tolist(), nsd.tolist()
+    ([[1.0]], [[0.5]], [[0.5]])
+    """
+    pred, ref, sampling, distance_metric = _checked(pred, ref, sampling, distance_metric)
+    _check_percentile(percentile)
     tolerance = _tolerance(tolerance, pred.shape[1], pred.device)
     s = _surfaces(pred, ref, sampling, distance_metric, symmetric=True)
-    within = torch.where(s.finite(), ((s.distance <= tolerance) & s.source).sum(-1, dtype=torch.int32), 0)
-    return within.sum(0) / s.listed().sum(0)
+    return SurfaceDistanceResult(_hausdorff(s, percentile), _average(s), _surface_dice(s, tolerance))
