@@ -159,19 +159,35 @@ def test_masks_in_random_boxes_match_monai(seed, rank, batch, channels, side, an
     assert_three_match(ours, monai_three(pred, ref, tolerance, percentile, spacing, metric), metric)
 
 
-def test_the_crop_holds_every_slice_s_masks_in_one_window_size():
-    """A large box at the start of one slice, a small one at the far end of another (its window
-    starts before its box, to stay in the volume), an empty slice: one window of the large box's size."""
+def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
+    """Two boxes within a factor 2 in volume share a window of the larger's sides, moved back into the
+    volume for the box at the far end; an empty slice has its own one-voxel window."""
     pred = torch.zeros(3, 1, 20, 16, dtype=torch.bool)
     ref = pred.clone()
-    pred[0, 0, 0:9, 2:5] = ref[0, 0, 3:13, 1:4] = True  # union: rows 0-12, columns 1-4
-    pred[1, 0, 18:20, 14:16] = ref[1, 0, 17, 15] = True  # rows 17-19, columns 14-15
-    cropped_pred, cropped_ref = _surface._cropped(pred, ref)
-    assert cropped_pred.shape == cropped_ref.shape == (3, 1, 13, 4)
-    assert torch.equal(cropped_pred[0, 0], pred[0, 0, 0:13, 1:5])
-    assert torch.equal(cropped_ref[1, 0], ref[1, 0, 7:20, 12:16]) and not cropped_pred[2].any()
+    pred[0, 0, 0:9, 2:5] = ref[0, 0, 3:13, 1:4] = True  # the union: rows 0-12, columns 1-4
+    pred[1, 0, 8:20, 12:14] = ref[1, 0, 15:20, 14:16] = True  # rows 8-19, columns 12-15
+    firsts, sides = _surface._boxes(pred | ref)
+    assert firsts.tolist() == [[0, 1], [8, 12], [0, 0]] and sides.tolist() == [[13, 4], [12, 4], [0, 0]]
+    window = _surface._window(ref, torch.tensor([0, 1]), [13, 4], torch.tensor([[0, 1], [7, 12]]))
+    assert window.shape == (2, 1, 13, 4) and torch.equal(window[1, 0], ref[1, 0, 7:20, 12:16])
+    computed = []
+    dense = _surface._dense
+    monkeypatch.setattr(_surface, "_dense", lambda p, r, *args: computed.append(p.shape) or dense(p, r, *args))
     ours = metrics.surface_distance_metrics(pred, ref, 1.0, 95, (1.5, 0.5))
+    assert sorted(computed) == [(1, 1, 1, 1), (2, 1, 13, 4)]
     assert_three_match(ours, monai_three(pred, ref, [1.0], 95, (1.5, 0.5), "euclidean"), "euclidean")
+
+
+@pytest.mark.parametrize("seed, shape, spacing, metric", CASES[::2])
+@pytest.mark.parametrize("percentile", [None, 95])
+def test_the_accelerator_layout_gives_the_cpu_result(seed, shape, spacing, metric, percentile, monkeypatch):
+    """Accelerators take the whole volumes and reduce masked lists: run here on the CPU."""
+    pred, ref = random_masks(seed, shape)
+    arguments = (pred, ref, [1.0, 2.5, 1.4142135][:shape[1]], percentile, spacing, metric)
+    packed = metrics.surface_distance_metrics(*arguments)
+    monkeypatch.setattr(_surface, "_reads_are_free", lambda x: False)
+    for found, expected in zip(metrics.surface_distance_metrics(*arguments), packed):
+        assert_matches(found, expected, exact=metric != "euclidean")
 
 
 def test_empty_masks_give_monai_s_values():
@@ -209,17 +225,23 @@ def test_percentile_0_is_the_smallest_distance_where_monai_s_is_the_largest():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_partial_and_full_sorts_give_torch_quantile(seed):
+def test_both_layouts_give_torch_quantile(seed):
     generator = torch.Generator().manual_seed(seed)
     values = torch.rand(2, 3, 4, 50, generator=generator).mul(10).round(decimals=1)  # ties
     selected = torch.rand(2, 3, 4, 50, generator=generator) < torch.rand(2, 3, 4, 1, generator=generator)
-    count = selected.sum(-1)
+    count = selected.sum(-1, dtype=torch.int32)
+    dense = _surface._Dense(count, count, selected, values)
+    rows = torch.arange(count.numel()).view(count.shape)[..., None].expand(values.shape)
+    packed = _surface._packed(values[selected], rows[selected], count, count)
     for q in (0.0, 0.37, 0.95, 0.99, 1.0):
         expected = torch.stack([torch.quantile(v[s], q) if s.any() else torch.tensor(0.0)
                                 for v, s in zip(values.reshape(-1, 50), selected.reshape(-1, 50))])
-        for partial in (False, True):
-            found = _surface._percentile(values, selected, count, q, partial).reshape(-1)
-            assert torch.equal(found[count.reshape(-1) > 0], expected[count.reshape(-1) > 0]), (q, partial)
+        for lists in (dense, packed):
+            found = lists.quantile(q).reshape(-1)
+            assert torch.equal(found[count.reshape(-1) > 0], expected[count.reshape(-1) > 0]), (q, type(lists))
+    assert torch.equal(packed.largest()[count > 0], dense.largest()[count > 0])
+    torch.testing.assert_close(packed.total(), dense.total(), rtol=1e-6, atol=0)
+    assert torch.equal(packed.within(2.5).int(), dense.within(2.5))
 
 
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.float16, torch.float32, torch.float64])

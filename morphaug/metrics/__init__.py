@@ -38,14 +38,14 @@ Empty masks
     (``torch.quantile`` of infinities) and NSD 0.
 Results
     ``(B, C)`` float32 tensors on the input's device, equal to MONAI's to
-    float32 rounding (see each function's Parity note). No loop over slices
-    and, on an accelerator, no host read: one erosion and one distance
-    transform for the whole batch (``morphaug.ndimage``), then reductions
-    along the spatial axes. On the CPU, where reading values back is free, every slice is first cropped
-    to the bounding box of its masks (one crop size for the batch: the
-    largest box; exact, as MONAI's crop) and the percentile reads the
-    surfaces' voxel counts to sort only what it needs; on an accelerator
-    nothing is cropped and the percentile sorts every voxel.
+    float32 rounding (see each function's Parity note). No loop over
+    slices: one erosion and one distance transform (``morphaug.ndimage``),
+    then reductions of the distance lists. On an accelerator they run over
+    the whole batch and read nothing back. On the CPU, where reading values
+    back is free, the slices are cut to the bounding boxes of their masks
+    first, in a few groups of similar box size (one erosion and one
+    distance transform per group; exact, as MONAI's own crop), and the
+    distances of the surface voxels are packed before the reductions.
 Bad input
     ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
     ``sampling`` (one positive value per axis), ``percentile`` (in [0, 100]),
