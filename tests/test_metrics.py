@@ -160,21 +160,21 @@ def test_masks_in_random_boxes_match_monai(seed, rank, batch, channels, side, an
 
 
 def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
-    """Two boxes within a factor 2 in volume share a window of the larger's sides, moved back into the
-    volume for the box at the far end; an empty slice has its own one-voxel window."""
+    """Two boxes of similar volume share a window of the larger's sides, moved back into the volume
+    for the box at the far end; an empty slice has its own one-voxel window."""
     pred = torch.zeros(3, 1, 20, 16, dtype=torch.bool)
     ref = pred.clone()
-    pred[0, 0, 0:9, 2:5] = ref[0, 0, 3:13, 1:4] = True  # the union: rows 0-12, columns 1-4
-    pred[1, 0, 8:20, 12:14] = ref[1, 0, 15:20, 14:16] = True  # rows 8-19, columns 12-15
+    pred[0, 0, 0:9, 2:5] = ref[0, 0, 3:14, 1:4] = True  # the union: rows 0-13, columns 1-4
+    pred[1, 0, 7:20, 12:14] = ref[1, 0, 15:20, 14:16] = True  # rows 7-19, columns 12-15
     firsts, sides = _surface._boxes(pred | ref)
-    assert firsts.tolist() == [[0, 1], [8, 12], [0, 0]] and sides.tolist() == [[13, 4], [12, 4], [0, 0]]
-    window = _surface._window(ref, torch.tensor([0, 1]), [13, 4], torch.tensor([[0, 1], [7, 12]]))
-    assert window.shape == (2, 1, 13, 4) and torch.equal(window[1, 0], ref[1, 0, 7:20, 12:16])
+    assert firsts.tolist() == [[0, 1], [7, 12], [0, 0]] and sides.tolist() == [[14, 4], [13, 4], [0, 0]]
+    window = _surface._window(ref, torch.tensor([0, 1]), [14, 4], torch.tensor([[0, 1], [6, 12]]))
+    assert window.shape == (2, 1, 14, 4) and torch.equal(window[1, 0], ref[1, 0, 6:20, 12:16])
     computed = []
     dense = _surface._dense
     monkeypatch.setattr(_surface, "_dense", lambda p, r, *args: computed.append(p.shape) or dense(p, r, *args))
     ours = metrics.surface_distance_metrics(pred, ref, 1.0, 95, (1.5, 0.5))
-    assert sorted(computed) == [(1, 1, 1, 1), (2, 1, 13, 4)]
+    assert sorted(computed) == [(1, 1, 1, 1), (2, 1, 14, 4)]
     assert_three_match(ours, monai_three(pred, ref, [1.0], 95, (1.5, 0.5), "euclidean"), "euclidean")
 
 

@@ -14,7 +14,7 @@ from one erosion and one distance transform.
 On an accelerator the lists stay masks over every voxel of the volume
 (:class:`_Dense`): nothing is read back. On the CPU, where reading values
 costs nothing, the slices are put in groups whose bounding boxes (of
-``pred | ref``) are within a factor 2 in volume, each group is cut to one
+``pred | ref``) are of similar volume, each group is cut to one
 window (its largest box along each axis; MONAI crops each slice to its box
 grown by one voxel), and the distances of the surface voxels are packed
 one list after the other (:class:`_Packed`). Exact: outside its box a slice
@@ -298,15 +298,21 @@ def _window(x: torch.Tensor, members: torch.Tensor, sizes: list[int], first: tor
     return x[(members, 0, *first.unbind(-1))][:, None]
 
 
+#: Groups of boxes per doubling of their volume: finer groups waste less of each window on the
+#: smaller boxes, at one more erosion and distance transform each (3: 8x2x96^3 balls, 13% faster
+#: than 1 on one thread).
+_GROUPS_PER_DOUBLING = 3
+
+
 def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packed:
     """The lists of CPU tensors, packed: the slices in groups whose bounding boxes (of ``pred | ref``)
-    are within a factor 2 in volume, each group cut to one window, the largest box of the group
-    along each axis, and computed as :func:`_dense` (module docstring)."""
+    are within a factor ``2 ** (1 / 3)`` in volume (:data:`_GROUPS_PER_DOUBLING`), each group cut to
+    one window, the largest box of the group along each axis, and computed as :func:`_dense`."""
     batch, channels, *spatial = pred.shape
     slices, directions = batch * channels, 2 if symmetric else 1
     pred, ref = pred.reshape(slices, 1, *spatial), ref.reshape(slices, 1, *spatial)
     firsts, sides = _boxes(pred | ref)
-    size_class = sides.prod(-1).clamp(min=1).double().log2().floor()
+    size_class = (_GROUPS_PER_DOUBLING * sides.prod(-1).clamp(min=1).double().log2()).floor()
     n_source = torch.zeros(directions, slices, dtype=torch.int32)
     n_target = torch.zeros_like(n_source)
     values, rows = [], []
