@@ -139,11 +139,11 @@ def test_metric_class_is_monai_s_with_monai_s_signature(cls):
     assert cls.__module__ == "morphaug.adapters.monai_metrics"
     signature = inspect.signature(cls)
     assert signature == inspect.signature(theirs)
-    required = {"class_thresholds": [1.0]} if "class_thresholds" in signature.parameters else {}
+    thresholds = {"class_thresholds": [1.0]} if "class_thresholds" in signature.parameters else {}
     everything = {name: p.default for name, p in signature.parameters.items() if p.default is not p.empty}
-    cls(**required, **everything)
+    cls(**thresholds, **everything)
     with pytest.raises(TypeError, match="not_a_parameter"):
-        cls(**required, not_a_parameter=1)
+        cls(**thresholds, not_a_parameter=1)
     assert f"{cls.__name__}{signature}" in pydoc.render_doc(cls, renderer=pydoc.plaintext)
 
 
