@@ -14,11 +14,11 @@ surface_distance_metrics
     and one distance transform: a :class:`SurfaceDistanceResult`.
 
 Conventions shared by all (MONAI 1.6's definitions)
----------------------------------------------------------
+---------------------------------------------------
 Inputs
     ``pred`` and ``ref`` are ``(B, C, *spatial)`` with any number of spatial
-    axes, of the same shape and device, bool or with values 0 and 1 only
-    (e.g. one-hot). Every channel is measured: MONAI's
+    axes (none empty), of the same shape and device, bool or with values 0
+    and 1 only (e.g. one-hot). Every channel is measured: MONAI's
     ``include_background=False`` is the adapters' business
     (:mod:`morphaug.adapters.monai`) or ``pred[:, 1:]``. Inputs are never
     modified.

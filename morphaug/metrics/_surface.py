@@ -570,7 +570,8 @@ def surface_distance_metrics(pred, ref, tolerance, percentile=None, sampling=Non
     tolerance : float or sequence of float
         NSD's tolerance, as in :func:`normalized_surface_dice`.
     percentile : float in [0, 100], optional
-        HD's percentile, as in :func:`hausdorff_distance` (``95``: HD95).
+        HD's percentile, as in :func:`hausdorff_distance` (``95``: HD95;
+        ``0``: the smallest distance, where MONAI's is the largest).
     sampling, distance_metric
         As in :func:`hausdorff_distance`.
 
