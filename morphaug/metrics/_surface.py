@@ -44,9 +44,8 @@ _INF, _NAN = float("inf"), float("nan")
 
 
 # ------------------------------------------------------------------ arguments
-def _foreground(x, name: str) -> torch.Tensor:
-    """``x`` as a bool mask. ``x`` must be binary (bool, or 0 and 1 only): checked at once on the
-    CPU, by a device-side assert elsewhere (``torch._assert_async``: no host sync)."""
+def _volume(x, name: str) -> torch.Tensor:
+    """``x`` checked as a real ``(B, C, *spatial)`` tensor (its values: :func:`_foreground`)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of shape (B, C, *spatial), got {type(x).__name__}")
     if x.ndim < 3 or 0 in x.shape[2:]:
@@ -54,6 +53,12 @@ def _foreground(x, name: str) -> torch.Tensor:
                          f"empty, got shape {tuple(x.shape)}")
     if x.is_complex():
         raise TypeError(f"{name} must be real, got {x.dtype}")
+    return x
+
+
+def _foreground(x: torch.Tensor, name: str) -> torch.Tensor:
+    """``x`` as a bool mask. ``x`` must be binary (bool, or 0 and 1 only): checked at once on the
+    CPU, by a device-side assert elsewhere (``torch._assert_async``: no host sync)."""
     if x.dtype == torch.bool:
         return x
     mask = x == 1
@@ -67,8 +72,8 @@ def _foreground(x, name: str) -> torch.Tensor:
     return mask
 
 
-def _masks(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
-    pred, ref = _foreground(pred, "pred"), _foreground(ref, "ref")
+def _volumes(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
+    pred, ref = _volume(pred, "pred"), _volume(ref, "ref")
     if pred.shape != ref.shape:
         raise ValueError(f"pred and ref must have the same shape, got {tuple(pred.shape)} and {tuple(ref.shape)}")
     if pred.device != ref.device:
@@ -77,8 +82,9 @@ def _masks(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _checked(pred, ref, sampling, distance_metric):
-    """``(pred, ref, sampling, distance_metric)`` checked and normalised: what every metric takes."""
-    pred, ref = _masks(pred, ref)
+    """``(pred, ref, sampling, distance_metric)`` checked and normalised: what every metric takes (the
+    values of ``pred`` and ``ref`` are checked by :func:`_lists`, which makes them masks)."""
+    pred, ref = _volumes(pred, ref)
     distance_metric = _distance_metric(distance_metric)
     return pred, ref, _sampling(sampling, pred.ndim - 2, distance_metric), distance_metric
 
@@ -305,13 +311,14 @@ _GROUPS_PER_DOUBLING = 3
 
 
 def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packed:
-    """The lists of CPU tensors, packed: the slices in groups whose bounding boxes (of ``pred | ref``)
-    are within a factor ``2 ** (1 / 3)`` in volume (:data:`_GROUPS_PER_DOUBLING`), each group cut to
-    one window, the largest box of the group along each axis, and computed as :func:`_dense`."""
+    """The lists of CPU tensors, packed: the slices in groups whose bounding boxes (of their non-zero
+    voxels) are within a factor ``2 ** (1 / 3)`` in volume (:data:`_GROUPS_PER_DOUBLING`), each group
+    cut to one window, the largest box of the group along each axis, then made masks (the windows
+    hold every non-zero value: the binary check reads only them) and computed as :func:`_dense`."""
     batch, channels, *spatial = pred.shape
     slices, directions = batch * channels, 2 if symmetric else 1
     pred, ref = pred.reshape(slices, 1, *spatial), ref.reshape(slices, 1, *spatial)
-    firsts, sides = _boxes(pred | ref)
+    firsts, sides = _boxes((pred != 0) | (ref != 0))
     size_class = (_GROUPS_PER_DOUBLING * sides.prod(-1).clamp(min=1).double().log2()).floor()
     n_source = torch.zeros(directions, slices, dtype=torch.int32)
     n_target = torch.zeros_like(n_source)
@@ -321,8 +328,8 @@ def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packe
         sizes = sides[members].amax(0).clamp(min=1)
         first = torch.minimum(firsts[members], torch.tensor(spatial) - sizes)  # windows inside the volume
         sizes = sizes.tolist()
-        lists = _dense(_window(pred, members, sizes, first), _window(ref, members, sizes, first), sampling,
-                       distance_metric, symmetric)
+        lists = _dense(_foreground(_window(pred, members, sizes, first), "pred"),
+                       _foreground(_window(ref, members, sizes, first), "ref"), sampling, distance_metric, symmetric)
         n_source[:, members], n_target[:, members] = lists.n_source[..., 0], lists.n_target[..., 0]
         ids = torch.arange(directions)[:, None] * slices + members
         values.append(lists.distance[lists.source])  # ordered as the rows ids
@@ -333,10 +340,11 @@ def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packe
 
 
 def _lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Lists:
-    """MONAI's distance lists of every slice: packed on the CPU, dense elsewhere."""
+    """MONAI's distance lists of every slice of ``pred`` and ``ref`` (checked binary): packed on the
+    CPU, dense elsewhere."""
     if _reads_are_free(pred):
         return _host_lists(pred, ref, sampling, distance_metric, symmetric)
-    return _dense(pred, ref, sampling, distance_metric, symmetric)
+    return _dense(_foreground(pred, "pred"), _foreground(ref, "ref"), sampling, distance_metric, symmetric)
 
 
 # ------------------------------------------------------------------ the metrics from the lists
