@@ -6,9 +6,11 @@
 # cases every CUDA kernel passes in emulation on CPU machines), then time batched EDT / CDT / grey erosion on the GPU against a
 # SciPy loop and cupyx.scipy.ndimage, the transforms and OT suites of
 # benchmarks/run.py on the GPU (Sinkhorn with 4096 pairs included), and its
-# metrics row (HD95 + ASSD + NSD on 8x3x96^3 one-hot masks against MONAI's
-# metric classes on the same CUDA tensors). About 8 minutes; each step has a
-# timeout.
+# metrics row (HD95 + ASSD + NSD on 8x3x96^3 one-hot masks on the GPU: the
+# fused morphaug.metrics.surface_distance_metrics against morphaug's three
+# separate functions where MONAI is not installed, as on the GPU machine;
+# against MONAI's metric classes on the same CUDA tensors where it is).
+# About 8 minutes; each step has a timeout.
 #
 #   bash scripts/gpu_check.sh            # PYTHON=python3.12 to pick the interpreter
 set -euo pipefail
@@ -128,7 +130,7 @@ EOF
 echo "== GPU transforms and OT (benchmarks/run.py; SciPy / NumPy references on the CPU)"
 timeout 240 "$PYTHON" benchmarks/run.py --suite transforms,ot --device cuda --no-write
 
-echo "== GPU metrics (benchmarks/run.py; MONAI's metric classes on the same CUDA tensors)"
+echo "== GPU metrics (benchmarks/run.py: fused HD95 + ASSD + NSD; MONAI's classes, or without MONAI the three functions)"
 timeout 300 "$PYTHON" benchmarks/run.py --suite metrics --device cuda --no-write
 
 echo "== done"

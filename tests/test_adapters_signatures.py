@@ -1,7 +1,8 @@
 """Every adapter class (MONAI, torchvision v2, Kornia) shows its real signature.
 
-Every core parameter by name and default (less those the framework supplies, with its own spelling of
-``prob``), plus the adapter's own; ``__init__`` takes exactly those, each documented once in ``help(cls)``;
+Transforms: every core parameter by name and default (less those the framework supplies, with its own
+spelling of ``prob``), plus the adapter's own; ``__init__`` takes exactly those, each documented once in
+``help(cls)``. MONAI's metric classes (``morphaug.adapters.monai_metrics``): MONAI's class's signature.
 MONAI's config tooling builds every MONAI class.
 """
 
@@ -17,6 +18,7 @@ import torch
 from morphaug import transforms as core
 
 monai_adapters = pytest.importorskip("morphaug.adapters.monai")
+monai_metrics = pytest.importorskip("monai.metrics")
 tv_adapters = pytest.importorskip("morphaug.adapters.torchvision")
 kornia_adapters = pytest.importorskip("morphaug.adapters.kornia")
 
@@ -41,8 +43,13 @@ OWN = {
     kornia_adapters.RemoveSmallComponents2D: {"p": 1.0},
     kornia_adapters.RemoveSmallComponents3D: {"p": 1.0},
 }
-ADAPTERS = [(module, getattr(module, name)) for module in FRAMEWORKS for name in module.__all__]
+#: the MONAI metric classes among the MONAI adapters; every other adapter class is a transform
+METRICS = [getattr(monai_adapters, name) for name in monai_adapters.__all__
+           if issubclass(getattr(monai_adapters, name), monai_metrics.Metric)]
+ADAPTERS = [(module, getattr(module, name)) for module in FRAMEWORKS for name in module.__all__
+            if getattr(module, name) not in METRICS]
 IDS = [f"{module.__name__.rsplit('.', 1)[1]}.{cls.__name__}" for module, cls in ADAPTERS]
+MONAI_TRANSFORMS = [cls.__name__ for module, cls in ADAPTERS if module is monai_adapters]
 
 
 def required(cls) -> dict:
@@ -120,7 +127,44 @@ def test_positional_arguments_follow_the_signature():
         kornia_adapters.FillHoles2D(None, 1, None, None, "one too many")
 
 
-@pytest.mark.parametrize("name", monai_adapters.__all__)
+def test_every_monai_class_is_a_transform_or_a_metric():
+    from monai.transforms import MapTransform
+
+    assert METRICS
+    for name in monai_adapters.__all__:
+        cls = getattr(monai_adapters, name)
+        assert issubclass(cls, MapTransform) != (cls in METRICS), name
+
+
+@pytest.mark.parametrize("cls", METRICS, ids=[cls.__name__ for cls in METRICS])
+def test_metric_class_is_monai_s_with_monai_s_signature(cls):
+    theirs = getattr(monai_metrics, cls.__name__)
+    assert issubclass(cls, theirs) and issubclass(cls, monai_metrics.CumulativeIterationMetric)
+    assert cls.__module__ == "morphaug.adapters.monai_metrics"
+    signature = inspect.signature(cls)
+    assert signature == inspect.signature(theirs)
+    thresholds = {"class_thresholds": [1.0]} if "class_thresholds" in signature.parameters else {}
+    everything = {name: p.default for name, p in signature.parameters.items() if p.default is not p.empty}
+    cls(**thresholds, **everything)
+    with pytest.raises(TypeError, match="not_a_parameter"):
+        cls(**thresholds, not_a_parameter=1)
+    assert f"{cls.__name__}{signature}" in pydoc.render_doc(cls, renderer=pydoc.plaintext)
+
+
+@pytest.mark.parametrize("cls", METRICS, ids=[cls.__name__ for cls in METRICS])
+def test_monai_config_parser_builds_every_metric_class(cls):
+    bundle = pytest.importorskip("monai.bundle")
+    config = {"_target_": f"morphaug.adapters.monai.{cls.__name__}", "include_background": True}
+    if cls is monai_adapters.SurfaceDiceMetric:
+        config["class_thresholds"] = [1.0, 2.0]
+    built = bundle.ConfigParser({"m": config}).get_parsed_content("m")
+    assert type(built) is cls and built.include_background
+    with pytest.raises(RuntimeError) as error:
+        bundle.ConfigParser({"m": {**config, "not_a_parameter": 1}}).get_parsed_content("m")
+    assert isinstance(error.value.__cause__, TypeError) and "not_a_parameter" in str(error.value.__cause__)
+
+
+@pytest.mark.parametrize("name", MONAI_TRANSFORMS)
 def test_monai_config_parser_builds_every_class(name):
     bundle = pytest.importorskip("monai.bundle")
     cls = getattr(monai_adapters, name)

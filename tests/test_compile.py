@@ -96,6 +96,9 @@ METRICS = {
     "average_surface_distance": lambda: metrics.average_surface_distance(MASK.float(), X > 0.5, True),
     "normalized_surface_dice": lambda: metrics.normalized_surface_dice(MASK, X > 0.5, torch.tensor([1.5]),
                                                                        distance_metric="taxicab"),
+    "surface_distance_metrics": lambda: metrics.surface_distance_metrics(MASK, X > 0.5, [1.5], 95, (1.0, 2.0)),
+    "SurfaceDistanceResult": lambda: metrics.SurfaceDistanceResult(*metrics.surface_distance_metrics(
+        _ONEHOT, _ONEHOT.roll(1, -1), 1.0, distance_metric="chessboard")).hausdorff_distance,
 }
 LOSSES = {
     "HausdorffDTLoss": lambda: losses.HausdorffDTLoss(softmax=True),

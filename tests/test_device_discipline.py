@@ -1,6 +1,6 @@
 """Device discipline without a GPU: every public entry point, on a device this machine does not compute on.
 
-Each case calls one public function or transform on inputs that live on
+Each case calls one public function, transform or metric class on inputs that live on
 ``meta`` or on FakeTensor ``cuda`` (shapes and dtypes, no data) under
 :class:`DeviceChecker`, a dispatch mode that sees every aten op and fails the
 case on
@@ -475,6 +475,14 @@ MONAI = [
     case("adapters.monai.RandWassersteinMixd",
          monai_adapters.RandWassersteinMixd("image", "label", prob=1.0, num_classes=3), DATA2,
          reads={"ot arguments", "ot convergence"}),
+    # MONAI's metric classes: one-hot float masks, spacing given at call time
+    case("adapters.monai.HausdorffDistanceMetric", monai_adapters.HausdorffDistanceMetric(percentile=95),
+         On(ONEHOT3.roll(1, -1)), On(ONEHOT3), spacing=(2.0, 1.0, 0.5), native={"ball_morphology", "edt"}),
+    case("adapters.monai.SurfaceDistanceMetric", monai_adapters.SurfaceDistanceMetric(distance_metric="taxicab"),
+         On(ONEHOT3.roll(1, -1)), On(ONEHOT3), native={"ball_morphology", "cdt"}),
+    case("adapters.monai.SurfaceDiceMetric", monai_adapters.SurfaceDiceMetric([1.0, 2.0]),
+         On(ONEHOT3.roll(1, -1)), On(ONEHOT3), spacing=[(2.0, 1.0, 0.5), (1.0, 1.0, 1.0)],
+         native={"ball_morphology", "edt"}),
 ]
 
 TV_DATA = {"image": On(IMAGE2, wrap=tv_tensors.Image), "mask": On(LABEL2, wrap=tv_tensors.Mask)}

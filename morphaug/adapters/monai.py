@@ -27,8 +27,9 @@ MetaTensors
     come back as MetaTensors with a copy of their metadata (batched meta too).
 Metrics
     ``HausdorffDistanceMetric``, ``SurfaceDistanceMetric`` and
-    ``SurfaceDiceMetric``, MONAI's classes computed by :mod:`morphaug.metrics`,
-    are importable from here too (defined in :mod:`morphaug.adapters.monai_metrics`).
+    ``SurfaceDiceMetric`` are MONAI's metric classes computed by
+    :mod:`morphaug.metrics`, with MONAI's signatures (defined in
+    :mod:`morphaug.adapters.monai_metrics`).
 
 Example:
     >>> import torch
@@ -61,11 +62,12 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 
 from .. import transforms as _core
 from ._common import Adapted, check_flag
-from .monai_metrics import HausdorffDistanceMetric, SurfaceDiceMetric, SurfaceDistanceMetric  # noqa: F401
+from .monai_metrics import HausdorffDistanceMetric, SurfaceDiceMetric, SurfaceDistanceMetric
 
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
            "RandBoundaryJitterd", "KeepLargestComponentsd", "RemoveSmallComponentsd", "RandRemoveComponentd",
-           "RandHistogramTransferd", "RandWassersteinMixd"]
+           "RandHistogramTransferd", "RandWassersteinMixd",
+           "HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric"]
 
 
 class _Mapd(Adapted, MapTransform):

@@ -9,13 +9,16 @@ average_surface_distance
 normalized_surface_dice
     Normalized surface dice at a ``tolerance``, one for all channels or one
     per channel (``monai.metrics.compute_surface_dice``).
+surface_distance_metrics
+    The three at once, symmetric (HD or HD95, ASSD, NSD), from one erosion
+    and one distance transform: a :class:`SurfaceDistanceResult`.
 
-Conventions shared by the three (MONAI 1.6's definitions)
----------------------------------------------------------
+Conventions shared by all (MONAI 1.6's definitions)
+---------------------------------------------------
 Inputs
     ``pred`` and ``ref`` are ``(B, C, *spatial)`` with any number of spatial
-    axes, of the same shape and device, bool or with values 0 and 1 only
-    (e.g. one-hot). Every channel is measured: MONAI's
+    axes (none empty), of the same shape and device, bool or with values 0
+    and 1 only (e.g. one-hot). Every channel is measured: MONAI's
     ``include_background=False`` is the adapters' business
     (:mod:`morphaug.adapters.monai`) or ``pred[:, 1:]``. Inputs are never
     modified.
@@ -35,11 +38,14 @@ Empty masks
     (``torch.quantile`` of infinities) and NSD 0.
 Results
     ``(B, C)`` float32 tensors on the input's device, equal to MONAI's to
-    float32 rounding (see each function's Parity note). No loop over slices
-    and no host read: one erosion and one distance transform for the whole
-    batch (``morphaug.ndimage``), then reductions along the spatial axes. On
-    the CPU the percentile reads the surfaces' voxel counts to sort only
-    what it needs (free there); on an accelerator it sorts every voxel.
+    float32 rounding (see each function's Parity note). No loop over
+    slices: one erosion and one distance transform (``morphaug.ndimage``),
+    then reductions of the distance lists. On an accelerator they run over
+    the whole batch and read nothing back. On the CPU, where reading values
+    back is free, the slices are cut to the bounding boxes of their masks
+    first, in a few groups of similar box size (one erosion and one
+    distance transform per group; exact, as MONAI's own crop), and the
+    distances of the surface voxels are packed before the reductions.
 Bad input
     ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
     ``sampling`` (one positive value per axis), ``percentile`` (in [0, 100]),
@@ -53,6 +59,14 @@ Compilation
     (``morphaug._ops.opaque_under_compile``).
 """
 
-from ._surface import DISTANCE_METRICS, average_surface_distance, hausdorff_distance, normalized_surface_dice
+from ._surface import (
+    DISTANCE_METRICS,
+    SurfaceDistanceResult,
+    average_surface_distance,
+    hausdorff_distance,
+    normalized_surface_dice,
+    surface_distance_metrics,
+)
 
-__all__ = ["DISTANCE_METRICS", "average_surface_distance", "hausdorff_distance", "normalized_surface_dice"]
+__all__ = ["DISTANCE_METRICS", "SurfaceDistanceResult", "average_surface_distance", "hausdorff_distance",
+           "normalized_surface_dice", "surface_distance_metrics"]
