@@ -170,6 +170,9 @@ def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
     assert firsts.tolist() == [[0, 1], [7, 12], [0, 0]] and sides.tolist() == [[14, 4], [13, 4], [0, 0]]
     window = _surface._window(ref, torch.tensor([0, 1]), [14, 4], torch.tensor([[0, 1], [6, 12]]))
     assert window.shape == (2, 1, 14, 4) and torch.equal(window[1, 0], ref[1, 0, 6:20, 12:16])
+    two_channels = torch.stack([pred[:, 0], ref[:, 0]], 1)  # (3, 2, ...): slice 3 is (1, 1)
+    assert torch.equal(_surface._window(two_channels, torch.tensor([3]), [14, 4], torch.tensor([[6, 12]]))[0, 0],
+                       ref[1, 0, 6:20, 12:16])
     computed = []
     dense = _surface._dense
     monkeypatch.setattr(_surface, "_dense", lambda p, r, *args: computed.append(p.shape) or dense(p, r, *args))

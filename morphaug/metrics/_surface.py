@@ -285,11 +285,11 @@ def _occupied(x: torch.Tensor) -> list[torch.Tensor]:
 
 
 def _boxes(union: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The bounding box of every slice of ``union`` (bool ``(S, 1, *spatial)``): its first voxel and its
-    sides, ``(S, rank)`` each; sides 0 (and first voxel 0) in an empty slice."""
+    """The bounding box of every slice of ``union`` (bool ``(B, C, *spatial)``): its first voxel and its
+    sides, ``(B * C, rank)`` each; sides 0 (and first voxel 0) in an empty slice."""
     firsts, sides = [], []
     for occupied in _occupied(union.view(torch.uint8)):
-        occupied = occupied[:, 0]
+        occupied = occupied.flatten(0, 1)
         first = occupied.argmax(-1)
         firsts.append(first)
         sides.append(torch.where(occupied.amax(-1) > 0, occupied.shape[-1] - occupied.flip(-1).argmax(-1) - first, 0))
@@ -297,11 +297,13 @@ def _boxes(union: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _window(x: torch.Tensor, members: torch.Tensor, sizes: list[int], first: torch.Tensor) -> torch.Tensor:
-    """Slices ``members`` of ``x`` (``(S, 1, *spatial)``), each cut to the window of ``sizes`` from
-    ``first`` (``(n, rank)``): ``(n, 1, *sizes)``, from one view of every window."""
+    """Slices ``members`` (flat indices of ``(B, C)``) of ``x`` (``(B, C, *spatial)``), each cut to the
+    window of ``sizes`` from ``first`` (``(n, rank)``): ``(n, 1, *sizes)``, from one view of every
+    window (no copy of ``x``)."""
     for axis, size in enumerate(sizes):
         x = x.unfold(2 + axis, size, 1)
-    return x[(members, 0, *first.unbind(-1))][:, None]
+    channels = x.shape[1]
+    return x[(members // channels, members % channels, *first.unbind(-1))][:, None]
 
 
 #: Groups of boxes per doubling of their volume: finer groups waste less of each window on the
@@ -317,7 +319,6 @@ def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packe
     hold every non-zero value: the binary check reads only them) and computed as :func:`_dense`."""
     batch, channels, *spatial = pred.shape
     slices, directions = batch * channels, 2 if symmetric else 1
-    pred, ref = pred.reshape(slices, 1, *spatial), ref.reshape(slices, 1, *spatial)
     firsts, sides = _boxes((pred != 0) | (ref != 0))
     size_class = (_GROUPS_PER_DOUBLING * sides.prod(-1).clamp(min=1).double().log2()).floor()
     n_source = torch.zeros(directions, slices, dtype=torch.int32)
