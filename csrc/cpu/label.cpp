@@ -14,8 +14,7 @@
 // are slices enough). Phases, each a parallel loop over chunks or slices
 // (with one chunk per slice, a single loop runs them all, slice by slice):
 //   1. scan: each chunk joins its items to the earlier ones inside the chunk,
-//      with path compression (a chunk's parents stay in it); the run scan
-//      first counts each chunk's runs, to size its slice's tables;
+//      with path compression (a chunk's parents stay in it);
 //   2. merge (per slice, several chunks): the links into earlier chunks, then
 //      each root that got linked points at its final root (so pointers leave
 //      a chunk only from such roots, straight to a final root);
@@ -34,6 +33,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <vector>
 
 #include "../core/label.h"
@@ -168,8 +169,6 @@ struct VoxelScan {
   VoxelScan(const LabelSetup& setup, const Chunks& c, const bool* m, T* out)
       : s(setup), chunks(c), mask(m), labels(out), adjacent(adjacent_offsets(setup)) {}
 
-  void count(int64_t) const {}  // no tables
-  void allocate(int64_t) const {}
   T* parents(int64_t slice) const { return labels + slice * s.shape.numel; }
   int64_t first_item(int64_t task) const { return chunks.begin(task); }
   int64_t chunk_of(int64_t, int64_t item) const { return item / chunks.length; }
@@ -243,29 +242,8 @@ struct Run {
 };
 
 constexpr uint64_t kLowBytes = 0x0101010101010101ull;
-constexpr uint64_t kLowBits = 0x7f7f7f7f7f7f7f7full;
 constexpr uint64_t kHighBits = 0x8080808080808080ull;
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the word scans read the first byte lowest");
-
-// The number of foreground runs in m[begin, end) (one row).
-int64_t count_runs(const bool* m, int64_t begin, int64_t end) {
-  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(m);
-  int64_t count = 0;
-  uint64_t before = 0;  // the high bit of the first byte: whether the byte before is foreground
-  int64_t p = begin;
-  for (; p + 8 <= end; p += 8) {
-    uint64_t word;
-    std::memcpy(&word, bytes + p, 8);
-    const uint64_t set = (((word & kLowBits) + kLowBits) | word) & kHighBits;  // nonzero bytes' high bits
-    count += static_cast<int64_t>((((set & ~((set << 8) | before)) >> 7) * kLowBytes) >> 56);  // bytes set
-    before = set >> 56;
-  }
-  for (bool on = before != 0; p < end; ++p) {
-    count += bytes[p] != 0 && !on;
-    on = bytes[p] != 0;
-  }
-  return count;
-}
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the word scan reads the first byte lowest");
 
 // The first p' in [p, end) where bytes[p'] is nonzero (Foreground) or zero, else end.
 template <bool Foreground>
@@ -302,6 +280,8 @@ struct RowLink {
   const int8_t* delta;
   unsigned steps;
   int lowest, highest;  // the smallest and largest step
+
+  bool gapped() const { return steps == 0b101u; }  // -1 and +1 without 0
 };
 
 // Whether some voxel x of run a has x + dx in run b (`shift` voxels earlier)
@@ -315,7 +295,8 @@ bool touches(const Run<T>& a, const Run<T>& b, int64_t shift, const RowLink& lin
 }
 
 // join(i, j) for every run runs[i] of [a, a_end) that touches a run runs[j] of
-// [b, b_end): the runs of two rows in order, b's the earlier row linked by `link`.
+// [b, b_end): the runs of two rows in order, b's the earlier row linked by
+// `link`. A run that meets a's reach touches it, unless the steps are gapped.
 template <typename T, typename Join>
 void join_runs(const Run<T>* runs, int64_t a, int64_t a_end, int64_t b, int64_t b_end, int64_t shift,
                const RowLink& link, Join&& join) {
@@ -323,7 +304,7 @@ void join_runs(const Run<T>* runs, int64_t a, int64_t a_end, int64_t b, int64_t 
     const int64_t lo = runs[a].start + link.lowest, hi = runs[a].end + link.highest;  // a's reach
     while (b < b_end && runs[b].end + shift <= lo) ++b;  // out of reach of the later runs too
     for (int64_t c = b; c < b_end && runs[c].start + shift < hi; ++c) {
-      if (touches(runs[a], runs[c], shift, link)) join(a, c);
+      if (!link.gapped() || touches(runs[a], runs[c], shift, link)) join(a, c);
     }
   }
 }
@@ -340,15 +321,17 @@ bool joins_runs(const LabelSetup& s) {
   return false;
 }
 
-// Items are the foreground runs of the rows, named by their index among the
-// runs of their slice; their parents are kept in a table of the runs.
+// Items are the foreground runs of the rows, named by their place in their
+// slice's table of runs, which also keeps their parents.
 template <typename T>
 struct RunScan {
+  // Chunk c's runs are named from c * capacity on (its rows hold no more),
+  // so names follow raster order; tables are touched only where runs are.
   struct SliceRuns {
-    std::vector<int64_t> chunk_first;  // per chunk, its first run; then the run count
-    std::vector<Run<T>> runs;          // in raster order
-    std::vector<T> parent;             // per run
-    std::vector<int64_t> row_first;    // per row, its first run; then the run count
+    std::unique_ptr<Run<T>[]> runs;
+    std::unique_ptr<T[]> parent;      // per run
+    std::vector<int64_t> chunk_end;   // per chunk, the name after its last run
+    std::vector<int64_t> row_runs;    // per row, its first run and the name after its last
   };
 
   const LabelSetup& s;
@@ -356,13 +339,15 @@ struct RunScan {
   const bool* mask;
   T* labels;
   int64_t n, rows, chunk_rows;  // the row length, rows in a slice and in a chunk
+  int64_t capacity;             // the most runs a chunk's rows can hold
   std::vector<RowLink> links;
   int64_t reach = 0;  // the most rows a link goes back
   std::vector<SliceRuns> tables;  // per slice
 
   RunScan(const LabelSetup& setup, const Chunks& c, const bool* m, T* out)
       : s(setup), chunks(c), mask(m), labels(out), n(setup.shape.size[setup.shape.rank - 1]),
-        rows(setup.shape.numel / n), chunk_rows(c.length / n), tables(setup.slices) {
+        rows(setup.shape.numel / n), chunk_rows(c.length / n), capacity(chunk_rows * ((n + 1) / 2)),
+        tables(setup.slices) {
     const int rank = s.shape.rank;
     for (int64_t e = 0; e < s.count(); ++e) {  // offsets to the same row are grouped
       const int8_t* d = &s.delta[e * rank];
@@ -379,28 +364,18 @@ struct RunScan {
       same->highest = std::max(same->highest, dx);
       reach = std::max(reach, -same->rows);
     }
-    for (SliceRuns& t : tables) t.chunk_first.assign(chunks.per_slice + 1, 0);
+    TORCH_CHECK(chunks.per_slice * capacity - 1 <= std::numeric_limits<T>::max(), "morphaug::label: a slice of ",
+                s.shape.numel, " voxels needs int64 labels");
+    for (SliceRuns& t : tables) {
+      t.runs.reset(new Run<T>[chunks.per_slice * capacity]);
+      t.parent.reset(new T[chunks.per_slice * capacity]);
+      t.chunk_end.resize(chunks.per_slice);
+      t.row_runs.resize(2 * rows);
+    }
   }
 
-  // Counts the chunk's runs.
-  void count(int64_t task) {
-    const bool* m = mask + chunks.slice(task) * s.shape.numel;
-    int64_t count = 0;
-    for (int64_t p = chunks.begin(task); p < chunks.end(task); p += n) count += count_runs(m, p, p + n);
-    tables[chunks.slice(task)].chunk_first[task % chunks.per_slice + 1] = count;
-  }
-
-  // Sizes the slice's tables, once its chunks are counted.
-  void allocate(int64_t slice) {
-    SliceRuns& t = tables[slice];
-    for (int64_t c = 0; c < chunks.per_slice; ++c) t.chunk_first[c + 1] += t.chunk_first[c];
-    t.runs.resize(t.chunk_first.back());
-    t.parent.resize(t.chunk_first.back());
-    t.row_first.resize(rows + 1);
-  }
-
-  T* parents(int64_t slice) { return tables[slice].parent.data(); }
-  int64_t first_item(int64_t task) const { return tables[chunks.slice(task)].chunk_first[task % chunks.per_slice]; }
+  T* parents(int64_t slice) { return tables[slice].parent.get(); }
+  int64_t first_item(int64_t task) const { return task % chunks.per_slice * capacity; }
   int64_t chunk_of(int64_t slice, int64_t item) const { return tables[slice].runs[item].start / chunks.length; }
 
   // join(i, j) for each run i of [a, a_end), the runs of a row of a slice,
@@ -413,7 +388,7 @@ struct RunScan {
     for (const RowLink& link : links) {
       const int64_t other = row + link.rows;
       if ((other < earliest) != before || !s.shape.inside(coord, link.delta, s.shape.rank - 1)) continue;
-      join_runs(t.runs.data(), a, a_end, t.row_first[other], t.row_first[other + 1], -link.rows * n, link, join);
+      join_runs(t.runs.get(), a, a_end, t.row_runs[2 * other], t.row_runs[2 * other + 1], -link.rows * n, link, join);
     }
   }
 
@@ -428,20 +403,22 @@ struct RunScan {
     const int64_t slice = chunks.slice(task);
     SliceRuns& t = tables[slice];
     const bool* m = mask + slice * s.shape.numel;
-    T* P = t.parent.data();
+    T* P = t.parent.get();
     const int64_t first_row = chunks.begin(task) / n, last_row = chunks.end(task) / n;
     int64_t coord[kMaxRank];
     s.shape.coordinates(first_row * n, coord);
-    for (int64_t row = first_row, next = first_item(task); row < last_row; ++row, next_row(coord)) {
+    int64_t next = first_item(task);
+    for (int64_t row = first_row; row < last_row; ++row, next_row(coord)) {
       const int64_t a = next;
-      t.row_first[row] = a;
-      next = find_runs(m, row * n, row * n + n, t.runs.data(), next);
+      next = find_runs(m, row * n, row * n + n, t.runs.get(), next);
+      t.row_runs[2 * row] = a;
+      t.row_runs[2 * row + 1] = next;
       for (int64_t i = a; i < next; ++i) P[i] = static_cast<T>(i);
       join_row(t, row, coord, a, next, first_row, false, [&](int64_t i, int64_t j) {
         if (P[i] != P[j]) label_union<true>(P, static_cast<T>(i), static_cast<T>(j), lower_plain<T>);
       });
     }
-    if (last_row == rows) t.row_first[rows] = t.chunk_first.back();
+    t.chunk_end[task % chunks.per_slice] = next;
   }
 
   // join(i, j) for every run i touching a run j of an earlier chunk.
@@ -453,31 +430,27 @@ struct RunScan {
       s.shape.coordinates(chunk_row * n, coord);
       const int64_t stop = std::min({rows, chunk_row + chunk_rows, chunk_row + reach});
       for (int64_t row = chunk_row; row < stop; ++row, next_row(coord)) {
-        join_row(t, row, coord, t.row_first[row], t.row_first[row + 1], chunk_row, true, join);
+        join_row(t, row, coord, t.row_runs[2 * row], t.row_runs[2 * row + 1], chunk_row, true, join);
       }
     }
   }
 
   template <typename Item>
   void each_item(int64_t task, Item&& item) const {
-    const int64_t c = task % chunks.per_slice;
-    const std::vector<int64_t>& first = tables[chunks.slice(task)].chunk_first;
-    for (int64_t i = first[c]; i < first[c + 1]; ++i) item(i);
+    const int64_t end = tables[chunks.slice(task)].chunk_end[task % chunks.per_slice];
+    for (int64_t i = first_item(task); i < end; ++i) item(i);
   }
 
   // Every voxel of the chunk: its run's label(number) or the background's 0.
   template <typename Label>
   void write(int64_t task, Label&& label) const {
-    const int64_t slice = chunks.slice(task), c = task % chunks.per_slice;
+    const int64_t slice = chunks.slice(task);
     const SliceRuns& t = tables[slice];
     T* P = labels + slice * s.shape.numel;
-    int64_t p = chunks.begin(task);
-    for (int64_t i = t.chunk_first[c]; i < t.chunk_first[c + 1]; ++i) {
-      std::fill(P + p, P + t.runs[i].start, T{0});
+    std::fill(P + chunks.begin(task), P + chunks.end(task), T{0});
+    for (int64_t i = first_item(task); i < t.chunk_end[task % chunks.per_slice]; ++i) {
       std::fill(P + t.runs[i].start, P + t.runs[i].end, label(t.parent[i]));
-      p = t.runs[i].end;
     }
-    std::fill(P + p, P + chunks.end(task), T{0});
   }
 };
 
@@ -506,8 +479,6 @@ void label_slices(const LabelSetup& s, const Chunks& chunks, Scan& scan, int64_t
 
   if (chunks.per_slice == 1) {  // every phase of a slice in one task: no merge, numbers final
     each_chunk(chunks, [&](int64_t slice) {
-      scan.count(slice);
-      scan.allocate(slice);
       scan.scan(slice);
       number(slice);
       counts[slice] = roots[slice];
@@ -518,8 +489,6 @@ void label_slices(const LabelSetup& s, const Chunks& chunks, Scan& scan, int64_t
   }
 
   // 1. scan
-  each_chunk(chunks, [&](int64_t task) { scan.count(task); });
-  for (int64_t slice = 0; slice < s.slices; ++slice) scan.allocate(slice);
   each_chunk(chunks, [&](int64_t task) { scan.scan(task); });
 
   // 2. merge
