@@ -1,4 +1,4 @@
-"""morphaug.ndimage against a per-sample scipy.ndimage loop, Kornia, MONAI and edt.
+"""morphaug.ndimage against a per-sample scipy.ndimage loop, Kornia, MONAI, edt and cc3d.
 
 Each case times morphaug on the whole batch and then every tool a user would
 use instead, side by side in this process:
@@ -10,7 +10,9 @@ use instead, side by side in this process:
   ``utils_morphological_ops.erode/dilate`` (binary cube cases): run on the
   batch's device; when not installed their rows are left out and the SciPy
   row's note says so.
-* ``edt`` (seung-lab) for the Euclidean distance transform, a per-sample loop.
+* ``edt`` (seung-lab) for the Euclidean distance transform, and ``cc3d``
+  (seung-lab's ``connected_components``, package ``connected-components-3d``)
+  for ``label``: per-sample loops.
 
 Every row notes the max absolute difference against SciPy's result. Times are
 the median of 3 calls after a warm-up call, or of 1 call when the warm-up took
@@ -136,6 +138,14 @@ def _edt_package(x: torch.Tensor):
     return _scipy_loop(lambda a: edt.edt(a, black_border=False, parallel=threads), x)
 
 
+def _cc3d(x: torch.Tensor, connectivity: int):
+    try:
+        import cc3d
+    except ImportError:
+        return "cc3d not installed: skipped"
+    return _scipy_loop(lambda a: cc3d.connected_components(a, connectivity=connectivity), x)
+
+
 def _grey_cases(rows, device, quick, x: torch.Tensor, ball: torch.Tensor):
     import scipy.ndimage as ndi
 
@@ -194,6 +204,10 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     _case(rows, device, quick, "binary_fill_holes serpentine maze, cross + a corner", maze,
           lambda: mnd.binary_fill_holes(maze, corner),
           lambda a: ndi.binary_fill_holes(a, corner))
+    _case(rows, device, quick, "label 26-connectivity", blobs,
+          lambda: mnd.label(blobs, cube)[0],
+          lambda a: ndi.label(a, cube.numpy())[0],
+          [("cc3d.connected_components loop", _cc3d(blobs, 26))])
     _case(rows, device, quick, "distance_transform_edt", blobs,
           lambda: mnd.distance_transform_edt(blobs),
           ndi.distance_transform_edt,

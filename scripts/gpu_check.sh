@@ -3,7 +3,7 @@
 # CUDA machine (torch with CUDA, nvcc, ninja, scipy, pytest, hypothesis;
 # cupy optional): build with the CUDA kernels, show the backends, run the
 # CUDA tests (tests/test_cuda_emulation.py's cases on the GPU among them: the
-# cases every CUDA kernel passes in emulation on CPU machines), then time batched EDT / CDT / grey erosion on the GPU against a
+# cases every CUDA kernel passes in emulation on CPU machines), then time batched EDT / CDT / grey erosion / label on the GPU against a
 # SciPy loop and cupyx.scipy.ndimage, the transforms and OT suites of
 # benchmarks/run.py on the GPU (Sinkhorn with 4096 pairs included), and its
 # metrics row (HD95 + ASSD + NSD on 8x3x96^3 one-hot masks on the GPU: the
@@ -102,6 +102,7 @@ for shape in [(16, 128, 128, 128), (64, 512, 512)]:
     label = "x".join(map(str, (shape[0], 1) + shape[1:]))
     m = torch.from_numpy(mask)[:, None].to(device)
     v = torch.from_numpy(values)[:, None].to(device)
+    full = np.ones((3,) * (m.ndim - 2), bool)  # 26- / 8-connectivity
     # name, ours, SciPy on one slice, cupyx on one slice (or None), input
     cases = [
         ("edt", lambda: _native.edt(m)[0], ndi.distance_transform_edt,
@@ -112,6 +113,8 @@ for shape in [(16, 128, 128, 128), (64, 512, 512)]:
          cndi and (lambda c: cndi.grey_erosion(c, size=3)), values),
         ("grey_erosion size 7", lambda: erosion(v, 7), lambda s: ndi.grey_erosion(s, size=7),
          cndi and (lambda c: cndi.grey_erosion(c, size=7)), values),
+        ("label full", lambda: _native.label(m, full)[0], lambda s: ndi.label(s, full)[0],
+         cndi and (lambda c: cndi.label(c, full)[0]), mask),
     ]
     for name, ours, scipy_fn, cupy_fn, source in cases:
         ours_s = gpu_time(ours)

@@ -16,7 +16,7 @@ import torch
 from conftest import to_numpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_native import centrosymmetric, spiral
+from test_native import RUN_PATTERNS, centrosymmetric, label_structures, run_pattern, spiral
 
 from morphaug import _ops
 from morphaug.ndimage import generate_binary_structure, label
@@ -124,6 +124,26 @@ def test_blobs(shape):
     x = blobs(shape, 7)
     check(x, ndi.generate_binary_structure(len(shape) - 2, len(shape) - 2))
     check(x)
+
+
+@pytest.mark.parametrize("pattern", RUN_PATTERNS)
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_run_patterns(rank, pattern):
+    """Full rows, runs of one voxel, random runs; every connectivity, with and without the
+    link along the rows (the CPU kernel's run and voxel scans), and runs meeting only
+    through diagonal steps."""
+    x = run_pattern(pattern, (2, 2) + (MAX_SIDE[rank] + 3,) * rank, np.random.default_rng(rank))
+    for structure in label_structures(rank):
+        check(x, structure)
+
+
+@pytest.mark.parametrize("shape", [(2, 1, 1), (1, 1, 1, 1), (2, 1, 7, 1), (1, 2, 1, 9), (1, 1, 5, 1, 4),
+                                   (2, 1, 3, 4, 1), (1, 1, 1, 1, 1, 1), (1, 1, 2, 1, 1, 3)])
+def test_axes_of_one_voxel(shape):
+    rng = np.random.default_rng(len(shape))
+    for x in (rng.random(shape) < 0.6, np.ones(shape, bool), np.zeros(shape, bool)):
+        for structure in label_structures(len(shape) - 2):
+            check(x, structure)
 
 
 def test_spiral_is_one_component():

@@ -890,6 +890,51 @@ def label_structure(rng, rank: int, connectivity: int) -> np.ndarray:
     return centrosymmetric(rng, rank)
 
 
+def without_row_link(structure) -> np.ndarray:
+    """``structure`` less its neighbours along the last axis: the CPU kernel's voxel scan."""
+    flags = np.array(structure, bool)
+    centre = (1,) * (flags.ndim - 1)
+    flags[centre + (0,)] = flags[centre + (2,)] = False
+    return flags
+
+
+def diagonal_rows(rank: int) -> np.ndarray:
+    """The full structure less the voxels straight across on the other rows: runs meet
+    the earlier rows only through steps of -1 and +1 along them."""
+    flags = np.ones((3,) * rank, bool)
+    flags[..., 1] = False
+    flags[(1,) * rank] = True
+    return flags
+
+
+def label_structures(rank: int) -> list[np.ndarray]:
+    """Every connectivity, each also without the link along the rows, and diagonal_rows."""
+    structures = [ndi.generate_binary_structure(rank, c) for c in range(1, rank + 1)]
+    return structures + [without_row_link(s) for s in structures] + [diagonal_rows(rank)]
+
+
+RUN_PATTERNS = ["full", "rows", "columns", "checkerboard", "random"]
+
+
+def run_pattern(name: str, shape, rng) -> np.ndarray:
+    """A bool (B, C, *spatial) mask: all foreground, every other row full, runs of one voxel
+    (every other column, or a checkerboard, shifted by one from row to row) or random; with
+    several slices, the last keeps about 80% of it at random."""
+    spatial = shape[2:]
+    coords = np.indices(spatial)
+    pattern = {
+        "full": lambda: np.ones(spatial, bool),
+        "rows": lambda: coords[:-1].sum(0) % 2 == 0,
+        "columns": lambda: coords[-1] % 2 == 0,
+        "checkerboard": lambda: coords.sum(0) % 2 == 0,
+        "random": lambda: rng.random(spatial) < 0.6,
+    }[name]()
+    x = np.broadcast_to(pattern, shape).copy()
+    if shape[0] * shape[1] > 1:
+        x[-1, -1] &= rng.random(spatial) < 0.8
+    return x
+
+
 def assert_labels_match_scipy(x, structure, labels, counts):
     for b, c in np.ndindex(x.shape[:2]):
         expected, n = ndi.label(x[b, c], structure)
@@ -911,17 +956,35 @@ def test_label_matches_scipy(device, case, connectivity, dtype):
     assert_labels_match_scipy(x, structure, labels, counts)
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 300, 250), (1, 2, 64, 64, 64), (1, 1, 200000), (3, 1, 120, 130, 7)])
-def test_label_chunks_of_a_slice_merge(shape):
+@pytest.mark.parametrize("pattern", RUN_PATTERNS)
+@pytest.mark.parametrize("shape", [(1, 1, 300, 250), (1, 2, 64, 64, 64), (1, 1, 200000), (3, 1, 120, 130, 7),
+                                   (1, 1, 33, 41, 50), (1, 1, 3, 300, 220)])
+def test_label_chunks_of_a_slice_merge(shape, pattern):
     """More threads than slices: the CPU kernel cuts each slice into chunks (of at least 2**15
-    voxels) and merges them; components run across the chunks."""
+    voxels; whole rows, and one chunk per line of one spatial axis, for the run scan) and
+    merges them; components run across the chunks, chunks end inside a plane, and with
+    3x300x220 a plane spans two chunks (rows link to rows two chunks back)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(8)
     try:
         rng = np.random.default_rng(len(shape))
-        for structure in (ndi.generate_binary_structure(len(shape) - 2, 1), np.ones((3,) * (len(shape) - 2))):
-            x = rng.random(shape) < (0.6 if structure.all() else 0.7)
+        for structure in label_structures(len(shape) - 2):
+            x = run_pattern(pattern, shape, rng)
             assert_labels_match_scipy(x, structure, *_native.label(torch.from_numpy(x), structure))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_label_spiral_across_chunks():
+    """A corridor of width 1 winding through both chunks of a slice, back and forth."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(8)
+    try:
+        corridor = spiral(301)
+        x = np.stack([corridor, corridor.T])[:, None]
+        for structure in label_structures(2):
+            assert_labels_match_scipy(x, structure, *_native.label(torch.from_numpy(x), structure))
+        assert (_native.label(torch.from_numpy(x), ndi.generate_binary_structure(2, 1))[1] == 1).all()
     finally:
         torch.set_num_threads(threads)
 

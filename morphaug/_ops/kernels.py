@@ -108,7 +108,9 @@ def label(mask: torch.Tensor, structure: np.ndarray, dtype: torch.dtype = torch.
 
     Union-find with roots kept at each component's minimum raster index,
     then the roots numbered in raster order. On CPU a raster scan per chunk
-    of rows (slices and chunks in parallel) and a merge of the chunks; on
+    of rows (slices and chunks in parallel) over the rows' foreground runs
+    (over voxels for a structure without the link along the last axis), and
+    a merge of the chunks; on
     CUDA a union-find per tile in shared memory, a merge of the tiles with
     atomics and a device scan of the root flags: no host sync.
     """

@@ -4,8 +4,9 @@ Backends
 --------
 :func:`label` normalises its arguments, then runs its dispatch table: the
 native ``label`` kernel where it is built (at most 8 spatial axes; CPU: a
-union-find raster scan per chunk of a slice, slices and chunks in parallel;
-CUDA: a union-find per tile in shared memory, merged across tiles with
+union-find over the foreground runs of the rows, or over the voxels for a
+structure without the link along the last axis, per chunk of a slice,
+slices and chunks in parallel; CUDA: a union-find per tile in shared memory, merged across tiles with
 atomics), else the torch backend (``morphaug.ndimage._torch.label``:
 min-label propagation with hooking and pointer jumping). Both keep each
 component's root at its minimum raster index and number the roots by a
