@@ -1,4 +1,4 @@
-"""morphaug.ndimage against a per-sample scipy.ndimage loop, Kornia, MONAI, edt and cc3d.
+"""morphaug.ndimage against a per-sample scipy.ndimage loop, Kornia, MONAI and seung-lab's tools.
 
 Each case times morphaug on the whole batch and then every tool a user would
 use instead, side by side in this process:
@@ -10,9 +10,11 @@ use instead, side by side in this process:
   ``utils_morphological_ops.erode/dilate`` (binary cube cases): run on the
   batch's device; when not installed their rows are left out and the SciPy
   row's note says so.
-* ``edt`` (seung-lab) for the Euclidean distance transform, and ``cc3d``
-  (seung-lab's ``connected_components``, package ``connected-components-3d``)
-  for ``label``: per-sample loops.
+* seung-lab's ``edt`` for the Euclidean distance transform, ``fastmorph``
+  for ball dilation and erosion (its erosion keeps the border differently:
+  the note shows the difference), ``fill_voids`` for ``binary_fill_holes`` and
+  ``cc3d`` (package ``connected-components-3d``) for ``label``: per-sample
+  loops, each on torch's thread count where it takes one.
 
 Every row notes the max absolute difference against SciPy's result. Times are
 the median of 3 calls after a warm-up call, or of 1 call when the warm-up took
@@ -21,6 +23,7 @@ over 2 s or with ``--quick`` (tiny sizes, a smoke test; its times are noise).
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from collections.abc import Callable
@@ -129,21 +132,13 @@ def _monai(op: str, x: torch.Tensor, iterations: int):
     return run
 
 
-def _edt_package(x: torch.Tensor):
+def _peer(module: str, x: torch.Tensor, call: Callable):
+    """A per-sample loop of ``call(package, array)`` for the package ``module``, or why it is skipped."""
     try:
-        import edt
+        package = importlib.import_module(module)
     except ImportError:
-        return "edt not installed: skipped"
-    threads = torch.get_num_threads()
-    return _scipy_loop(lambda a: edt.edt(a, black_border=False, parallel=threads), x)
-
-
-def _cc3d(x: torch.Tensor, connectivity: int):
-    try:
-        import cc3d
-    except ImportError:
-        return "cc3d not installed: skipped"
-    return _scipy_loop(lambda a: cc3d.connected_components(a, connectivity=connectivity), x)
+        return f"{module} not installed: skipped"
+    return _scipy_loop(lambda a: call(package, a), x)
 
 
 def _grey_cases(rows, device, quick, x: torch.Tensor, ball: torch.Tensor):
@@ -192,14 +187,22 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     ball = footprints.ball(3)
     _case(rows, device, quick, "binary_dilation ball r=3", blobs,
           lambda: mnd.binary_dilation(blobs, ball),
-          lambda a: ndi.binary_dilation(a, ball.numpy()))
+          lambda a: ndi.binary_dilation(a, ball.numpy()),
+          [("fastmorph.spherical_dilate loop", _peer("fastmorph", blobs, lambda fastmorph, a: (
+              fastmorph.spherical_dilate(a, radius=3, parallel=torch.get_num_threads()))))])
+    _case(rows, device, quick, "binary_erosion ball r=3", blobs,
+          lambda: mnd.binary_erosion(blobs, ball),
+          lambda a: ndi.binary_erosion(a, ball.numpy()),
+          [("fastmorph.spherical_erode loop", _peer("fastmorph", blobs, lambda fastmorph, a: (
+              fastmorph.spherical_erode(a, radius=3, parallel=torch.get_num_threads()))))])
     _case(rows, device, quick, "binary_erosion cube3", blobs,
           lambda: mnd.binary_erosion(blobs, cube),
           lambda a: ndi.binary_erosion(a, cube.numpy()),
           [("monai.erode", _monai("erode", blobs, 1))])
     _case(rows, device, quick, "binary_fill_holes", blobs,
           lambda: mnd.binary_fill_holes(blobs),
-          ndi.binary_fill_holes)
+          ndi.binary_fill_holes,
+          [("fill_voids.fill loop", _peer("fill_voids", blobs, lambda fill_voids, a: fill_voids.fill(a)))])
     maze, corner = torch.from_numpy(serpentine(n3))[None, None].to(device), structure("asymmetric")
     _case(rows, device, quick, "binary_fill_holes serpentine maze, cross + a corner", maze,
           lambda: mnd.binary_fill_holes(maze, corner),
@@ -207,11 +210,13 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     _case(rows, device, quick, "label 26-connectivity", blobs,
           lambda: mnd.label(blobs, cube)[0],
           lambda a: ndi.label(a, cube.numpy())[0],
-          [("cc3d.connected_components loop", _cc3d(blobs, 26))])
+          [("cc3d.connected_components loop",
+            _peer("cc3d", blobs, lambda cc3d, a: cc3d.connected_components(a, connectivity=26)))])
     _case(rows, device, quick, "distance_transform_edt", blobs,
           lambda: mnd.distance_transform_edt(blobs),
           ndi.distance_transform_edt,
-          [("edt (seung-lab) loop", _edt_package(blobs))])
+          [("edt (seung-lab) loop", _peer("edt", blobs, lambda edt, a: edt.edt(
+              a, black_border=False, parallel=torch.get_num_threads())))])
     _case(rows, device, quick, "distance_transform_cdt chessboard", blobs,
           lambda: mnd.distance_transform_cdt(blobs, metric="chessboard"),
           lambda a: ndi.distance_transform_cdt(a, metric="chessboard"))
