@@ -1,6 +1,6 @@
 """Side-by-side benchmarks: morphaug against the tools users use instead.
 
-    python benchmarks/run.py [--suite ndimage,transforms,ot,metrics,per_sample] [--device cpu,cuda] [--quick]
+    python benchmarks/run.py [--suite ndimage,transforms,ot,metrics,per_sample,peers] [--device cpu,cuda] [--quick]
                              [--busy N]
 
 Prints a markdown table of speed-ups (reference time / morphaug time, > 1 means
@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 
 from _timing import format_table  # noqa: E402
 
-SUITES = ["ndimage", "transforms", "ot", "metrics", "per_sample"]
+SUITES = ["ndimage", "transforms", "ot", "metrics", "per_sample", "peers"]
 
 #: One busy process: a torch matrix product on 2 threads, forever.
 BUSY = "import torch; torch.set_num_threads(2); a = torch.rand(768, 768); print(flush=True)\nwhile True: a @ a"
