@@ -410,7 +410,7 @@ def _table(op: str) -> _ops.Table:
 
 
 def _min_or_max_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
-    """A box filter on the native van Herk / Gil-Werman kernel (``_ops.kernels.grey_box``).
+    """A box filter on the native box kernel (``_ops.kernels.grey_box``).
 
     Like every native grey kernel it takes the element in erosion form, as
     ``filt`` holds it (reflected for dilation), and a min / max flag.
