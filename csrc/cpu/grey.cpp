@@ -35,9 +35,8 @@ constexpr int64_t kPackBytes = 256 << 10;  // the two packed copies of a van Her
 // Output rows i in [0, n) of a tile of `lanes` neighbouring lanes (rows
 // `stride` apart): the extremum of the k input rows of its window.
 template <typename T, bool Max>
-MORPHAUG_CPU_CLONES MORPHAUG_NO_JAM void direct_tile(const T* in, T* out, int64_t n, int64_t stride,
-                                                     int64_t lanes, const BoxAxis& a,
-                                                     const T* fill, const T** rows) {
+MORPHAUG_CPU_CLONES void direct_tile(const T* in, T* out, int64_t n, int64_t stride, int64_t lanes,
+                                     const BoxAxis& a, const T* fill, const T** rows) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t d = 0; d < a.k; ++d) {
       const int64_t source = border_index(i + d - a.left, n, a.mode);

@@ -4,9 +4,10 @@
 // Each task filters a block of planes (positions along axis 0) of one slice,
 // for a tile of rows along axis 1. It keeps the k0 source planes the current
 // output plane reads in a ring (sized to stay in L2): for every row of a
-// source plane that the tile reads, the border-extended line and its
-// running extrema for each distinct run width (a ladder of windows of 1, 2,
-// 4, ... values, then two overlapping windows per width). An output line is
+// source plane that the tile reads, the running extrema of the
+// border-extended line for each distinct run width (read straight from the
+// line for widths up to 8; else a ladder of windows of 1, 2, 4, ... values,
+// then two overlapping windows per width). An output line is
 // then the extremum of one shifted row of the ring per run: a radius-3 ball
 // reads 37 rows instead of its 123 positions. Each ring row notes whether it
 // holds a NaN; rows without take plain min / max instructions. grey_box runs
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
 #include <vector>
 
 #include "../core/grey.h"
@@ -52,13 +54,55 @@ inline MORPHAUG_CLONE_INLINE void run_extrema(T* ladder, int64_t e, const std::v
   }
 }
 
-// The input line of n values extended by its border (`left` values before
-// it, e in all) as level 0 of `ladder`, and its running extrema into
-// `block`; returns whether the extended line holds a NaN.
+// Runs read straight from the line while their distinct widths add up to
+// at most this; beyond, the ladder's shared levels read less.
+constexpr int64_t kDirectWidth = 8;
+
+// block[j] = extremum of the extended line over [j, j + w), j in [0, e - w + 1),
+// read straight from the input line of n values (`left` values before it in
+// the extended line): no copy, and no pass that reads what the last one
+// has just stored.
+template <typename T, bool Max, bool Nan>
+inline MORPHAUG_CLONE_INLINE void direct_windows(const T* line, int64_t n, int64_t left, int mode,
+                                                 T cval, int64_t w, int64_t e, T* block) {
+  const auto value = [&](int64_t j) MORPHAUG_CLONE_INLINE {
+    const int64_t at = border_index(j - left, n, mode);
+    return at < 0 ? cval : line[at];
+  };
+  const auto border_window = [&](int64_t j) MORPHAUG_CLONE_INLINE {
+    T v = value(j);
+    for (int64_t d = 1; d < w; ++d) v = pick<T, Max, Nan>(v, value(j + d));
+    block[j] = v;
+  };
+  // Windows inside the line start at j in [left, n - w + left].
+  const int64_t count = e - w + 1, lo = std::min(left, count);
+  const int64_t hi = std::max(lo, std::min(count, n - w + left + 1));
+  for (int64_t j = 0; j < lo; ++j) border_window(j);
+  const T* rows[kDirectWidth] = {};
+  for (int64_t d = 0; d < w; ++d) rows[d] = line + (lo - left) + d;
+  if (hi > lo) combine_rows<T, Max, Nan>(rows, w, block + lo, hi - lo);
+  for (int64_t j = hi; j < count; ++j) border_window(j);
+}
+
+// The running extrema of the input line of n values extended by its border
+// (`left` values before it, e in all) into `block`: directly while the
+// widths add up to at most kDirectWidth, else on the ladder (the extended
+// line at its level 0); returns whether the extended line holds a NaN.
 template <typename T, bool Max>
 MORPHAUG_CPU_CLONES bool row_extrema(const T* line, int64_t n, int64_t left, int mode, T cval,
                                      T* ladder, int64_t e, const std::vector<int64_t>& widths,
                                      T* block) {
+  if (std::accumulate(widths.begin(), widths.end(), int64_t{0}) <= kDirectWidth) {
+    const bool nan = has_nan(line, n) || (e > n && mode == kConstant && has_nan(&cval, 1));
+    for (size_t slot = 0; slot < widths.size(); ++slot) {
+      if (nan) {
+        direct_windows<T, Max, true>(line, n, left, mode, cval, widths[slot], e, block + slot * e);
+      } else {
+        direct_windows<T, Max, false>(line, n, left, mode, cval, widths[slot], e, block + slot * e);
+      }
+    }
+    return nan;
+  }
   const auto border = [&](int64_t j) MORPHAUG_CLONE_INLINE {
     const int64_t at = border_index(j - left, n, mode);
     ladder[j] = at < 0 ? cval : line[at];
@@ -78,8 +122,8 @@ MORPHAUG_CPU_CLONES bool row_extrema(const T* line, int64_t n, int64_t left, int
 // out[j] = extremum over the sources of source[j], j in [0, n); `nan`:
 // whether a source holds a NaN.
 template <typename T, bool Max>
-MORPHAUG_CPU_CLONES MORPHAUG_NO_JAM void combine_runs(const T* const* sources, int64_t count, T* out,
-                                                      int64_t n, bool nan) {
+MORPHAUG_CPU_CLONES void combine_runs(const T* const* sources, int64_t count, T* out, int64_t n,
+                                      bool nan) {
   if (nan) {
     combine_rows<T, Max, true>(sources, count, out, n);
   } else {
@@ -121,11 +165,15 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
   const int64_t rows = n1 * rows_after, slice_numel = n0 * rows * n;
   const bool cval_nan = has_nan(&cval, 1);
 
+  std::vector<int64_t> run_start;  // of each run within its ring row
+  for (const FootprintRun& run : f.runs) run_start.push_back(run.slot * e + run.start);
+
   const int64_t task_work = slice_numel / (blocks * tiles) * static_cast<int64_t>(f.runs.size());
   parallel_over(slices * tiles * blocks, task_work, [&](int64_t begin, int64_t end) {
     std::unique_ptr<T[]> ring(new T[k0 * plane]), ladder(new T[levels * e]);
     std::unique_ptr<bool[]> ring_nan(new bool[k0 * plane_rows]);  // per ring row
     std::vector<const T*> sources(f.runs.size());
+    std::vector<int64_t> run_row(f.runs.size());
     int64_t held = -1;  // (slice, tile) whose planes the ring holds up to plane `next` + k0 - 2
     int64_t next = -1;
     for (int64_t task = begin; task < end; ++task) {
@@ -179,6 +227,11 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
       }
       for (int64_t x0 = first; x0 < stop; ++x0) {
         fill_plane(x0 + k0 - 1);
+        const int64_t slot0 = x0 % k0;
+        for (size_t r = 0; r < f.runs.size(); ++r) {  // the ring row of each run at ext = 0
+          const int64_t slot = slot0 + f.runs[r].plane;
+          run_row[r] = (slot < k0 ? slot : slot - k0) * plane_rows + f.runs[r].row;
+        }
         for (int64_t a = 0; a < tile_rows; ++a) {
           for (int64_t q = 0; q < rows_after; ++q) {
             // Output row (t0 + a, q) as an extended row of the ring plane.
@@ -190,9 +243,8 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
             }
             bool nan = false;
             for (size_t r = 0; r < f.runs.size(); ++r) {
-              const FootprintRun& run = f.runs[r];
-              const int64_t ring_row = (x0 + run.plane) % k0 * plane_rows + ext + run.row;
-              sources[r] = ring.get() + ring_row * block + run.slot * e + run.start;
+              const int64_t ring_row = run_row[r] + ext;
+              sources[r] = ring.get() + ring_row * block + run_start[r];
               nan = nan || ring_nan[ring_row];
             }
             T* line = dst + (x0 * rows + (t0 + a) * rows_after + q) * n;

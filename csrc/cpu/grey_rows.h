@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -17,20 +18,23 @@
 
 namespace morphaug {
 
-// A new contiguous CPU tensor like x. On Linux its 2 MiB-aligned interior is
-// advised to take transparent huge pages (where the system allows them, as
-// torch does with THP_MEM_ALLOC_ENABLE=1): a fresh output's first writes then
-// fault 512 times less often. Measured on a 2-core VM, filling a fresh 32 MiB
-// tensor took 30 ms against 8 ms for one already touched, 10-14 ms with the
-// advice. Only advice: where it is refused, nothing changes.
+// A new contiguous CPU tensor like x. On Linux, from 32 MiB (which glibc
+// maps fresh at every allocation, where smaller ones mostly reuse pages
+// already touched) its 2 MiB-aligned interior is advised to take
+// transparent huge pages where the system allows them (as torch does with
+// THP_MEM_ALLOC_ENABLE=1): its first writes then fault 512 times less often.
+// Measured on a 2-core VM, filling a fresh 32 MiB tensor took 30 ms against
+// 8 ms for one already touched, 10-14 ms with the advice. Only advice: where
+// it is refused, nothing changes.
 inline at::Tensor empty_output(const at::Tensor& x) {
   at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr size_t kFreshBytes = size_t{32} << 20;
   constexpr uintptr_t kHuge = uintptr_t{1} << 21;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(out.data_ptr());
   const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   const uintptr_t last = (begin + out.nbytes()) & ~(kHuge - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  if (out.nbytes() >= kFreshBytes && last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 #endif
   return out;
 }
@@ -47,31 +51,44 @@ inline MORPHAUG_CLONE_INLINE bool has_nan(const T* values, int64_t count) {
   }
 }
 
-// out[at + j] = extremum over the rows of row[at + j], j in [0, m), m <=
-// kRowChunk: the accumulator stays in registers when m is the constant kRowChunk.
-constexpr int64_t kRowChunk = 32;
-
-template <typename T, bool Max, bool Nan>
-inline MORPHAUG_CLONE_INLINE void combine_chunk(const T* const* rows, int64_t count, int64_t at,
-                                                int64_t m, T* out) {
-  T acc[kRowChunk];
-  const T* first = rows[0] + at;
-  for (int64_t j = 0; j < m; ++j) acc[j] = first[j];
-  for (int64_t r = 1; r < count; ++r) {
-    const T* row = rows[r] + at;
-    for (int64_t j = 0; j < m; ++j) acc[j] = pick<T, Max, Nan>(acc[j], row[j]);
+// out[j] = extremum of rows[0][j] .. rows[K - 1][j] (and of out[j] itself
+// when Into), j in [0, n): a plain loop over j, which vectorises at full
+// width (an accumulator array per chunk of j did not: GCC spilled it).
+template <typename T, bool Max, bool Nan, int K, bool Into>
+inline MORPHAUG_CLONE_INLINE void extrema_of(const T* const* rows, T* __restrict__ out, int64_t n) {
+  static_assert(K >= 1 && K <= 4, "one to four rows per pass");
+  const T* __restrict__ a = rows[0];
+  const T* __restrict__ b = rows[K > 1 ? 1 : 0];
+  const T* __restrict__ c = rows[K > 2 ? 2 : 0];
+  const T* __restrict__ d = rows[K > 3 ? 3 : 0];
+  for (int64_t j = 0; j < n; ++j) {
+    T v = a[j];
+    if constexpr (K > 1) v = pick<T, Max, Nan>(v, b[j]);
+    if constexpr (K > 2) v = pick<T, Max, Nan>(v, c[j]);
+    if constexpr (K > 3) v = pick<T, Max, Nan>(v, d[j]);
+    if constexpr (Into) v = pick<T, Max, Nan>(out[j], v);
+    out[j] = v;
   }
-  for (int64_t j = 0; j < m; ++j) out[at + j] = acc[j];
 }
 
-// out[j] = extremum over the `count` rows of row[j], j in [0, n). The
-// caller takes MORPHAUG_NO_JAM (see launch.h).
+// out[j] = extremum over the `count` rows of row[j], j in [0, n) (out not
+// one of the rows): four rows in the first pass, three more in each next.
 template <typename T, bool Max, bool Nan>
 inline MORPHAUG_CLONE_INLINE void combine_rows(const T* const* rows, int64_t count, T* out,
                                                int64_t n) {
-  int64_t at = 0;
-  for (; at + kRowChunk <= n; at += kRowChunk) combine_chunk<T, Max, Nan>(rows, count, at, kRowChunk, out);
-  if (at < n) combine_chunk<T, Max, Nan>(rows, count, at, n - at, out);
+  switch (std::min<int64_t>(count, 4)) {
+    case 1: extrema_of<T, Max, Nan, 1, false>(rows, out, n); break;
+    case 2: extrema_of<T, Max, Nan, 2, false>(rows, out, n); break;
+    case 3: extrema_of<T, Max, Nan, 3, false>(rows, out, n); break;
+    default: extrema_of<T, Max, Nan, 4, false>(rows, out, n); break;
+  }
+  for (int64_t r = 4; r < count; r += 3) {
+    switch (std::min<int64_t>(count - r, 3)) {
+      case 1: extrema_of<T, Max, Nan, 1, true>(rows + r, out, n); break;
+      case 2: extrema_of<T, Max, Nan, 2, true>(rows + r, out, n); break;
+      default: extrema_of<T, Max, Nan, 3, true>(rows + r, out, n); break;
+    }
+  }
 }
 
 // The minimum (maximum) filter of every (b, c) slice of contiguous `x` by the
