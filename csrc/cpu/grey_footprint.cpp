@@ -61,27 +61,30 @@ constexpr int64_t kDirectWidth = 8;
 // block[j] = extremum of the extended line over [j, j + w), j in [0, e - w + 1),
 // read straight from the input line of n values (`left` values before it in
 // the extended line): no copy, and no pass that reads what the last one
-// has just stored.
+// has just stored. The windows that reach into the border read a copy of
+// the extended values they cover, made in `edge` (e values).
 template <typename T, bool Max, bool Nan>
 inline MORPHAUG_CLONE_INLINE void direct_windows(const T* line, int64_t n, int64_t left, int mode,
-                                                 T cval, int64_t w, int64_t e, T* block) {
-  const auto value = [&](int64_t j) MORPHAUG_CLONE_INLINE {
-    const int64_t at = border_index(j - left, n, mode);
-    return at < 0 ? cval : line[at];
-  };
-  const auto border_window = [&](int64_t j) MORPHAUG_CLONE_INLINE {
-    T v = value(j);
-    for (int64_t d = 1; d < w; ++d) v = pick<T, Max, Nan>(v, value(j + d));
-    block[j] = v;
+                                                 T cval, int64_t w, int64_t e, T* block, T* edge) {
+  const auto border_windows = [&](int64_t from, int64_t to) MORPHAUG_CLONE_INLINE {
+    for (int64_t j = from; j < std::min(e, to + w - 1); ++j) {
+      const int64_t at = border_index(j - left, n, mode);
+      edge[j] = at < 0 ? cval : line[at];
+    }
+    for (int64_t j = from; j < to; ++j) {
+      T v = edge[j];
+      for (int64_t d = 1; d < w; ++d) v = pick<T, Max, Nan>(v, edge[j + d]);
+      block[j] = v;
+    }
   };
   // Windows inside the line start at j in [left, n - w + left].
   const int64_t count = e - w + 1, lo = std::min(left, count);
   const int64_t hi = std::max(lo, std::min(count, n - w + left + 1));
-  for (int64_t j = 0; j < lo; ++j) border_window(j);
+  border_windows(0, lo);
   const T* rows[kDirectWidth] = {};
   for (int64_t d = 0; d < w; ++d) rows[d] = line + (lo - left) + d;
   if (hi > lo) combine_rows<T, Max, Nan>(rows, w, block + lo, hi - lo);
-  for (int64_t j = hi; j < count; ++j) border_window(j);
+  border_windows(hi, count);
 }
 
 // The running extrema of the input line of n values extended by its border
@@ -96,9 +99,11 @@ MORPHAUG_CPU_CLONES bool row_extrema(const T* line, int64_t n, int64_t left, int
     const bool nan = has_nan(line, n) || (e > n && mode == kConstant && has_nan(&cval, 1));
     for (size_t slot = 0; slot < widths.size(); ++slot) {
       if (nan) {
-        direct_windows<T, Max, true>(line, n, left, mode, cval, widths[slot], e, block + slot * e);
+        direct_windows<T, Max, true>(line, n, left, mode, cval, widths[slot], e, block + slot * e,
+                                     ladder);
       } else {
-        direct_windows<T, Max, false>(line, n, left, mode, cval, widths[slot], e, block + slot * e);
+        direct_windows<T, Max, false>(line, n, left, mode, cval, widths[slot], e, block + slot * e,
+                                      ladder);
       }
     }
     return nan;

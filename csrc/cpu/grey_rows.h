@@ -52,8 +52,10 @@ inline MORPHAUG_CLONE_INLINE bool has_nan(const T* values, int64_t count) {
 }
 
 // out[j] = extremum of rows[0][j] .. rows[K - 1][j] (and of out[j] itself
-// when Into), j in [0, n): a plain loop over j, which vectorises at full
-// width (an accumulator array per chunk of j did not: GCC spilled it).
+// when Into), j in [0, n): blocks of 64 bytes, which vectorise at full width
+// (an accumulator array per chunk of j did not: GCC spilled it), the last
+// one overlapping the one before instead of a scalar tail (the values are
+// the same when computed twice).
 template <typename T, bool Max, bool Nan, int K, bool Into>
 inline MORPHAUG_CLONE_INLINE void extrema_of(const T* const* rows, T* __restrict__ out, int64_t n) {
   static_assert(K >= 1 && K <= 4, "one to four rows per pass");
@@ -61,13 +63,23 @@ inline MORPHAUG_CLONE_INLINE void extrema_of(const T* const* rows, T* __restrict
   const T* __restrict__ b = rows[K > 1 ? 1 : 0];
   const T* __restrict__ c = rows[K > 2 ? 2 : 0];
   const T* __restrict__ d = rows[K > 3 ? 3 : 0];
-  for (int64_t j = 0; j < n; ++j) {
+  const auto at = [&](int64_t j) MORPHAUG_CLONE_INLINE {
     T v = a[j];
     if constexpr (K > 1) v = pick<T, Max, Nan>(v, b[j]);
     if constexpr (K > 2) v = pick<T, Max, Nan>(v, c[j]);
     if constexpr (K > 3) v = pick<T, Max, Nan>(v, d[j]);
     if constexpr (Into) v = pick<T, Max, Nan>(out[j], v);
     out[j] = v;
+  };
+  constexpr int64_t kBlock = sizeof(T) < 64 ? 64 / sizeof(T) : 1;
+  int64_t j = 0;
+  for (; j + kBlock <= n; j += kBlock) {
+    for (int64_t i = 0; i < kBlock; ++i) at(j + i);
+  }
+  if (j < n && n >= kBlock) {
+    for (int64_t i = n - kBlock; i < n; ++i) at(i);
+  } else {
+    for (; j < n; ++j) at(j);
   }
 }
 
