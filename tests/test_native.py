@@ -328,6 +328,7 @@ def test_cdt_taxicab_distances_on_larger_shapes(device, shape):
 
 GREY_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int16,
                torch.uint8, torch.int64, torch.bool]
+FLAT_GREY_DTYPES = GREY_DTYPES + [torch.uint16, torch.uint32, torch.uint64]
 
 
 def erosion_form(maximum: bool, shape, origin, *elements):
@@ -357,7 +358,7 @@ def scipy_view(tensor):
 
 @pytest.mark.parametrize("device", DEVICES)
 @SETTINGS
-@given(case=masks(), dtype=st.sampled_from(GREY_DTYPES), dilation=st.booleans(), data=st.data())
+@given(case=masks(), dtype=st.sampled_from(FLAT_GREY_DTYPES), dilation=st.booleans(), data=st.data())
 def test_grey_box_matches_scipy(device, case, dtype, dilation, data):
     x, rng = case
     rank = x.ndim - 2
@@ -400,7 +401,7 @@ def test_grey_box_cpu_paths_match_scipy(shape, size, dilation):
     origin = [int(rng.integers(-(k // 2), (k - 1) // 2 + 1)) for k in size]
     mode = [MODES[i] for i in rng.integers(0, len(MODES), len(size))]
     reference = ndi.grey_dilation if dilation else ndi.grey_erosion
-    for dtype in (torch.float32, torch.float64, torch.uint8, torch.int32, torch.bool):
+    for dtype in (torch.float32, torch.float64, torch.uint8, torch.uint16, torch.int32, torch.bool):
         values = random_values(rng, shape, dtype)
         cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
         result = _native.grey_box(values, list(size), erosion_form(dilation, size, origin)[0], mode, cval,
@@ -452,6 +453,26 @@ def test_grey_rings_carry_over_between_tasks(threads):
             box[b, 0].numpy(), ndi.grey_erosion(source, size=(5, 3), origin=(1, 0), mode=["reflect", "wrap"]))
         np.testing.assert_array_equal(
             footprint[b, 0].numpy(), ndi.grey_erosion(source, footprint=disk, origin=(0, -1), mode="mirror"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+def test_flat_grey_kernels_compare_wide_unsigned_values(device, dtype):
+    """Values and a cval across the whole range, compared as unsigned values (no signed view),
+    against NumPy's exact sliding-window extrema."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    top = np.iinfo(dtype).max
+    a = np.random.default_rng(7).integers(0, top, size=(9, 11), dtype=dtype, endpoint=True)
+    a[1, :4] = [0, 1, top, top - 1]
+    x = torch.from_numpy(a)[None, None].to(on(device, "grey_box"))
+    box = _native.grey_box(x, [3, 3], [0, 0], ["constant"] * 2, int(top), False).cpu()[0, 0].numpy()
+    windows = sliding_window_view(np.pad(a, 1, constant_values=top), (3, 3))
+    np.testing.assert_array_equal(box, windows.min(axis=(-2, -1)))
+    cross = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], bool)
+    got = _native.grey_footprint(x, cross, [0, 0], ["reflect"] * 2, 0, True).cpu()[0, 0].numpy()
+    windows = sliding_window_view(np.pad(a, 1, mode="symmetric"), (3, 3))
+    np.testing.assert_array_equal(got, np.where(cross, windows, 0).max(axis=(-2, -1)))
 
 
 def test_grey_box_size_one_everywhere_copies():
@@ -723,7 +744,7 @@ def test_signed_edt_bad_input():
 
 @pytest.mark.parametrize("device", DEVICES)
 @SETTINGS
-@given(case=masks(), dtype=st.sampled_from(GREY_DTYPES), dilation=st.booleans(), data=st.data())
+@given(case=masks(), dtype=st.sampled_from(FLAT_GREY_DTYPES), dilation=st.booleans(), data=st.data())
 def test_grey_footprint_matches_scipy(device, case, dtype, dilation, data):
     x, rng = case
     rank = x.ndim - 2

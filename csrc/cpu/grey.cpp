@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../core/grey.h"
+#include "../grey_dispatch.h"
 #include "../launch.h"
 #include "grey_rows.h"
 #include "parallel.h"
@@ -129,8 +130,7 @@ at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntAr
   for (int p = 0; p < passes; ++p) {
     const at::Tensor& dst = pass_target(p, passes, out, scratch);
     if (p < static_cast<int>(fused)) {
-      AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
-                                 "morphaug::grey_box (CPU)", [&] {
+      MORPHAUG_DISPATCH_FLAT_GREY(x.scalar_type(), "morphaug::grey_box (CPU)", [&] {
         const scalar_t fill = box_fill<scalar_t>(cval);
         const Lines lines = lines_along(x, axes[p].axis);
         if (maximum) {

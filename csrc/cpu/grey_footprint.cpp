@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../core/grey.h"
+#include "../grey_dispatch.h"
 #include "../launch.h"
 #include "grey_rows.h"
 #include "parallel.h"
@@ -268,8 +269,7 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
 void footprint_filter_cpu(const at::Tensor& x, const at::Tensor& out, const FootprintSetup& f,
                           const at::Scalar& cval, bool maximum, const char* op) {
   const int64_t slices = x.size(0) * x.size(1);
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
-                             "morphaug::grey_footprint (CPU)", [&] {
+  MORPHAUG_DISPATCH_FLAT_GREY(x.scalar_type(), "morphaug::grey_footprint (CPU)", [&] {
     const scalar_t fill = box_fill<scalar_t>(cval, op);
     if (maximum) {
       footprint_filter<scalar_t, true>(x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), slices, f,
