@@ -55,6 +55,23 @@ inline MORPHAUG_CLONE_INLINE void run_extrema(T* ladder, int64_t e, const std::v
   }
 }
 
+// A line of the last axis extended by its border: e = n + k - 1 positions,
+// `left` of them before the line; source[j] is the input position that
+// extended position j reads, -1 for cval (border_index, worked out once).
+struct ExtendedLine {
+  int64_t n, e, left;
+  std::vector<int64_t> source;
+  bool reads_cval;
+
+  ExtendedLine(int64_t n, int64_t k, int64_t left, int mode)
+      : n(n), e(n + k - 1), left(left), source(e), reads_cval(false) {
+    for (int64_t j = 0; j < e; ++j) {
+      source[j] = border_index(j - left, n, mode);
+      reads_cval = reads_cval || source[j] < 0;
+    }
+  }
+};
+
 // Runs read straight from the line while their distinct widths add up to
 // at most this; beyond, the ladder's shared levels read less.
 constexpr int64_t kDirectWidth = 8;
@@ -65,12 +82,12 @@ constexpr int64_t kDirectWidth = 8;
 // has just stored. The windows that reach into the border read a copy of
 // the extended values they cover, made in `edge` (e values).
 template <typename T, bool Max, bool Nan>
-inline MORPHAUG_CLONE_INLINE void direct_windows(const T* line, int64_t n, int64_t left, int mode,
-                                                 T cval, int64_t w, int64_t e, T* block, T* edge) {
+inline MORPHAUG_CLONE_INLINE void direct_windows(const T* line, const ExtendedLine& x, T cval,
+                                                 int64_t w, T* block, T* edge) {
+  const int64_t n = x.n, e = x.e, left = x.left;
   const auto border_windows = [&](int64_t from, int64_t to) MORPHAUG_CLONE_INLINE {
     for (int64_t j = from; j < std::min(e, to + w - 1); ++j) {
-      const int64_t at = border_index(j - left, n, mode);
-      edge[j] = at < 0 ? cval : line[at];
+      edge[j] = x.source[j] < 0 ? cval : line[x.source[j]];
     }
     for (int64_t j = from; j < to; ++j) {
       T v = edge[j];
@@ -93,25 +110,22 @@ inline MORPHAUG_CLONE_INLINE void direct_windows(const T* line, int64_t n, int64
 // widths add up to at most kDirectWidth, else on the ladder (the extended
 // line at its level 0); returns whether the extended line holds a NaN.
 template <typename T, bool Max>
-MORPHAUG_CPU_CLONES bool row_extrema(const T* line, int64_t n, int64_t left, int mode, T cval,
-                                     T* ladder, int64_t e, const std::vector<int64_t>& widths,
-                                     T* block) {
+MORPHAUG_CPU_CLONES bool row_extrema(const T* line, const ExtendedLine& x, T cval, T* ladder,
+                                     const std::vector<int64_t>& widths, T* block) {
+  const int64_t n = x.n, e = x.e, left = x.left;
   if (std::accumulate(widths.begin(), widths.end(), int64_t{0}) <= kDirectWidth) {
-    const bool nan = has_nan(line, n) || (e > n && mode == kConstant && has_nan(&cval, 1));
+    const bool nan = has_nan(line, n) || (x.reads_cval && has_nan(&cval, 1));
     for (size_t slot = 0; slot < widths.size(); ++slot) {
       if (nan) {
-        direct_windows<T, Max, true>(line, n, left, mode, cval, widths[slot], e, block + slot * e,
-                                     ladder);
+        direct_windows<T, Max, true>(line, x, cval, widths[slot], block + slot * e, ladder);
       } else {
-        direct_windows<T, Max, false>(line, n, left, mode, cval, widths[slot], e, block + slot * e,
-                                      ladder);
+        direct_windows<T, Max, false>(line, x, cval, widths[slot], block + slot * e, ladder);
       }
     }
     return nan;
   }
   const auto border = [&](int64_t j) MORPHAUG_CLONE_INLINE {
-    const int64_t at = border_index(j - left, n, mode);
-    ladder[j] = at < 0 ? cval : line[at];
+    ladder[j] = x.source[j] < 0 ? cval : line[x.source[j]];
   };
   for (int64_t j = 0; j < left; ++j) border(j);
   std::copy(line, line + n, ladder + left);
@@ -144,6 +158,7 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
   const int axes = static_cast<int>(f.size.size());
   const int last = axes - 1;
   const int64_t n = f.size[last], e = n + f.k[last] - 1, n0 = f.size[0], k0 = f.k[0];
+  const ExtendedLine extended(n, f.k[last], f.left[last], f.mode[last]);
   const int64_t block = static_cast<int64_t>(f.widths.size()) * e;  // one extended row
   // Middle axes 2 .. last - 1: output rows and extended rows per position on axis 1.
   int64_t rows_after = 1, ext_after = 1;
@@ -221,8 +236,8 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
               std::fill(target, target + block, cval);
               *nan = cval_nan;
             } else {
-              *nan = row_extrema<T, Max>(src + (i0 * rows + row) * n, n, f.left[last],
-                                         f.mode[last], cval, ladder.get(), e, f.widths, target);
+              *nan = row_extrema<T, Max>(src + (i0 * rows + row) * n, extended, cval, ladder.get(),
+                                         f.widths, target);
             }
           }
         }
