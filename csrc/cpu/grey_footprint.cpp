@@ -6,9 +6,9 @@
 // output plane reads in a ring (sized to stay in L2): for every row of a
 // source plane that the tile reads, the running extrema of the
 // border-extended line for each distinct run width (read straight from the
-// line for widths up to 8; else a ladder of windows of 1, 2, 4, ... values,
-// then two overlapping windows per width). An output line is
-// then the extremum of one shifted row of the ring per run: a radius-3 ball
+// line while the widths add up to at most 8; else a ladder of windows of 1,
+// 2, 4, ... values, then two overlapping windows per width). An output line
+// is then the extremum of one shifted row of the ring per run: a radius-3 ball
 // reads 37 rows instead of its 123 positions. Each ring row notes whether it
 // holds a NaN; rows without take plain min / max instructions. grey_box runs
 // the same kernel for the trailing axes of a box (grey.cpp).
