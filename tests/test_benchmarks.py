@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -9,9 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NO_CV2 = pytest.mark.skipif(importlib.util.find_spec("cv2") is None, reason="opencv-python-headless not installed")
 
 
-@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot", "per_sample"])
+@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot", "per_sample", pytest.param("peers", marks=NO_CV2)])
 def test_suite_runs_quick(suite):
     completed = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--suite", suite, "--device", "cpu",

@@ -328,6 +328,7 @@ def test_cdt_taxicab_distances_on_larger_shapes(device, shape):
 
 GREY_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int16,
                torch.uint8, torch.int64, torch.bool]
+FLAT_GREY_DTYPES = GREY_DTYPES + [torch.uint16, torch.uint32, torch.uint64]
 
 
 def erosion_form(maximum: bool, shape, origin, *elements):
@@ -357,7 +358,7 @@ def scipy_view(tensor):
 
 @pytest.mark.parametrize("device", DEVICES)
 @SETTINGS
-@given(case=masks(), dtype=st.sampled_from(GREY_DTYPES), dilation=st.booleans(), data=st.data())
+@given(case=masks(), dtype=st.sampled_from(FLAT_GREY_DTYPES), dilation=st.booleans(), data=st.data())
 def test_grey_box_matches_scipy(device, case, dtype, dilation, data):
     x, rng = case
     rank = x.ndim - 2
@@ -375,6 +376,103 @@ def test_grey_box_matches_scipy(device, case, dtype, dilation, data):
     for b, c in np.ndindex(x.shape[:2]):
         expected = reference(source[b, c], size=size, origin=origin, mode=mode, cval=cval)
         np.testing.assert_array_equal(got[b, c], expected, err_msg=f"({b}, {c})")
+
+
+# The CPU kernel's paths (csrc/cpu/grey.cpp): one fused pass for the trailing
+# axes that span at most 16 rows, a pass of its own for each axis before them
+# (direct up to extent 8, else van Herk on packed tiles), several lane tiles
+# per row, windows wider than their axis.
+BOX_PATHS = [
+    ((2, 1, 40, 1500), (17, 3)),          # axis 0: van Herk over 2 packed tiles; fused last axis
+    ((1, 2, 9, 40, 30), (5, 5, 3)),       # axis 0: direct over 2 lane tiles; fused (5, 3)
+    ((1, 1, 6, 7, 1100), (3, 7, 2)),      # 21 rows: axis 0 direct over 8 tiles; fused (7, 2)
+    ((2, 1, 50, 3), (20, 1)),             # one van Herk pass, no fused one
+    ((1, 1, 12, 5, 6), (9, 1, 1)),        # fused, runs of width 1
+    ((1, 2, 3000), (31,)),                # 1-D, one long run
+    ((3, 1, 2, 3), (9, 9)),               # every axis shorter than its window
+    ((1, 1, 5, 6, 7, 4), (3, 2, 9, 3)),   # 4-D: axes 0 and 1 direct; fused (9, 3)
+]
+
+
+@pytest.mark.parametrize("shape, size", BOX_PATHS)
+@pytest.mark.parametrize("dilation", [False, True])
+def test_grey_box_cpu_paths_match_scipy(shape, size, dilation):
+    rng = np.random.default_rng(sum(shape) + sum(size))
+    origin = [int(rng.integers(-(k // 2), (k - 1) // 2 + 1)) for k in size]
+    mode = [MODES[i] for i in rng.integers(0, len(MODES), len(size))]
+    reference = ndi.grey_dilation if dilation else ndi.grey_erosion
+    for dtype in (torch.float32, torch.float64, torch.uint8, torch.uint16, torch.int32, torch.bool):
+        values = random_values(rng, shape, dtype)
+        cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
+        result = _native.grey_box(values, list(size), erosion_form(dilation, size, origin)[0], mode, cval,
+                                  dilation)
+        source = values.numpy()
+        for b, c in np.ndindex(shape[:2]):
+            expected = reference(source[b, c], size=size, origin=origin, mode=mode, cval=cval)
+            np.testing.assert_array_equal(result[b, c].numpy(), expected, err_msg=f"{dtype} ({b}, {c})")
+
+
+@pytest.mark.parametrize("size", [(3, 3), (17, 3), (3, 3, 3), (5, 5, 3), (9, 9, 9), (7,)])
+@pytest.mark.parametrize("cval", [0.0, float("nan")])
+def test_grey_box_nan_in_a_window_gives_nan(size, cval):
+    """NaN-free rows take plain min / max: rows with a NaN, and NaN borders, still give NaN."""
+    rng = np.random.default_rng(len(size))
+    shape = (2, 1) + (13,) * (len(size) - 1) + (40,)
+    x = rng.standard_normal(shape)
+    nans = rng.random(shape) < 0.004
+    nans[0, 0].flat[0] = True  # on the border too
+    x[nans] = np.nan
+    got = _native.grey_box(torch.from_numpy(x), list(size), [0] * len(size), ["constant"] * len(size), cval,
+                           False).numpy()
+    for b in range(shape[0]):
+        window_nan = ndi.binary_dilation(nans[b, 0], np.ones(size, bool), border_value=int(cval != cval))
+        np.testing.assert_array_equal(np.isnan(got[b, 0]), window_nan)
+        # elsewhere SciPy's minimum, a NaN never being the least value
+        expected = ndi.grey_erosion(np.where(nans[b, 0], np.inf, x[b, 0]), size=size, mode="constant",
+                                    cval=np.inf if cval != cval else cval)
+        np.testing.assert_array_equal(got[b, 0][~window_nan], expected[~window_nan])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grey_rings_carry_over_between_tasks(threads):
+    """A thread keeps its ring from one block of planes to the next, and refills it
+    where its range of tasks, or a slice, starts."""
+    rng = np.random.default_rng(threads)
+    x = torch.from_numpy(rng.standard_normal((4, 1, 600, 300)).astype(np.float32))
+    disk = np.add.outer(np.arange(-3, 4) ** 2, np.arange(-3, 4) ** 2) <= 9
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        box = _native.grey_box(x, [5, 3], [1, 0], ["reflect", "wrap"], 0.0, False)
+        footprint = _native.grey_footprint(x, disk, [0, -1], ["mirror"] * 2, 0.0, False)
+    finally:
+        torch.set_num_threads(before)
+    for b in range(x.shape[0]):
+        source = x[b, 0].numpy()
+        np.testing.assert_array_equal(
+            box[b, 0].numpy(), ndi.grey_erosion(source, size=(5, 3), origin=(1, 0), mode=["reflect", "wrap"]))
+        np.testing.assert_array_equal(
+            footprint[b, 0].numpy(), ndi.grey_erosion(source, footprint=disk, origin=(0, -1), mode="mirror"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+def test_flat_grey_kernels_compare_wide_unsigned_values(device, dtype):
+    """Values and a cval across the whole range, compared as unsigned values (no signed view),
+    against NumPy's exact sliding-window extrema."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    top = np.iinfo(dtype).max
+    a = np.random.default_rng(7).integers(0, top, size=(9, 11), dtype=dtype, endpoint=True)
+    a[1, :4] = [0, 1, top, top - 1]
+    x = torch.from_numpy(a)[None, None].to(on(device, "grey_box"))
+    box = _native.grey_box(x, [3, 3], [0, 0], ["constant"] * 2, int(top), False).cpu()[0, 0].numpy()
+    windows = sliding_window_view(np.pad(a, 1, constant_values=top), (3, 3))
+    np.testing.assert_array_equal(box, windows.min(axis=(-2, -1)))
+    cross = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], bool)
+    got = _native.grey_footprint(x, cross, [0, 0], ["reflect"] * 2, 0, True).cpu()[0, 0].numpy()
+    windows = sliding_window_view(np.pad(a, 1, mode="symmetric"), (3, 3))
+    np.testing.assert_array_equal(got, np.where(cross, windows, 0).max(axis=(-2, -1)))
 
 
 def test_grey_box_size_one_everywhere_copies():
@@ -646,7 +744,7 @@ def test_signed_edt_bad_input():
 
 @pytest.mark.parametrize("device", DEVICES)
 @SETTINGS
-@given(case=masks(), dtype=st.sampled_from(GREY_DTYPES), dilation=st.booleans(), data=st.data())
+@given(case=masks(), dtype=st.sampled_from(FLAT_GREY_DTYPES), dilation=st.booleans(), data=st.data())
 def test_grey_footprint_matches_scipy(device, case, dtype, dilation, data):
     x, rng = case
     rank = x.ndim - 2

@@ -1,7 +1,8 @@
 """uint16, uint32 and uint64 inputs (label maps and CT / microscopy images read through NumPy):
 every function takes them, as SciPy does, with SciPy's results.
 
-Grey ops run on signed views of the same bits (``morphaug.ndimage._unsigned``);
+Grey ops run on the native flat kernels as they are, else on signed views of the same bits
+(``morphaug.ndimage._unsigned``);
 the references are SciPy's results, except for uint64 values beyond 2**53,
 which SciPy rounds through float64: those are checked against NumPy's exact
 sliding-window extrema.

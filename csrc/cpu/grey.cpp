@@ -1,4 +1,15 @@
-// CPU launcher of morphaug::grey_box: one van Herk pass per filtered axis, lines in parallel.
+// CPU launcher of morphaug::grey_box.
+//
+// The trailing axes of the box that span at most kFusedRows rows (the
+// product of their extents, the last axis left out) take one pass of the
+// row-segment kernel (grey_footprint.cpp): each output row is the extremum
+// of those rows' running extrema along the last axis, so the input is read
+// and the output written once. Each axis before them takes a pass of its
+// own, along which an output row (a row of the later axes) is the extremum
+// of whole input rows, in tiles of neighbouring lanes: directly for extents
+// up to kDirect, beyond that by van Herk / Gil-Werman (core/grey.h) on a
+// packed copy of the tile, which keeps its working set in cache whatever the
+// stride between rows.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
@@ -9,75 +20,132 @@
 #include <vector>
 
 #include "../core/grey.h"
+#include "../grey_dispatch.h"
 #include "../launch.h"
+#include "grey_rows.h"
 #include "parallel.h"
 
 namespace morphaug {
 namespace {
 
-constexpr int64_t kLanes = 64;  // neighbouring lines filtered together
+constexpr int64_t kFusedRows = 16;
+constexpr int64_t kDirect = 8;
+constexpr int64_t kTileBytes = 4096;        // lanes of a direct tile
+constexpr int64_t kPackBytes = 256 << 10;  // the two packed copies of a van Herk tile
 
-// Strided axes: bundles of up to kLanes lines that are neighbours in memory.
-// The contiguous last axis: tiles of kLanes lines transposed through buffers,
-// so the lane loops of box_lines vectorise in both cases.
+// Output rows i in [0, n) of a tile of `lanes` neighbouring lanes (rows
+// `stride` apart): the extremum of the k input rows of its window.
 template <typename T, bool Max>
-void box_pass(const T* in, T* out, const Lines& lines, const BoxAxis& a, T cval) {
-  const int64_t n = lines.length;
-  const bool contiguous = lines.stride == 1;
-  const int64_t per_outer = contiguous ? 1 : (lines.stride + kLanes - 1) / kLanes;
-  const int64_t tasks = contiguous ? (lines.count + kLanes - 1) / kLanes
-                                   : lines.count / lines.stride * per_outer;
-  parallel_over(tasks, n * kLanes, [&](int64_t begin, int64_t end) {
-    T carry[kLanes], fill[kLanes];
-    const int64_t tile = contiguous ? n * kLanes : 0;
-    std::unique_ptr<T[]> tile_in(new T[tile]), tile_out(new T[tile]);  // not vector<bool>
+MORPHAUG_CPU_CLONES void direct_tile(const T* in, T* out, int64_t n, int64_t stride, int64_t lanes,
+                                     const BoxAxis& a, const T* fill, const T** rows) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t d = 0; d < a.k; ++d) {
+      const int64_t source = border_index(i + d - a.left, n, a.mode);
+      rows[d] = source < 0 ? fill : in + source * stride;
+    }
+    combine_rows<T, Max, true>(rows, a.k, out + i * stride, lanes);
+  }
+}
+
+// The same by van Herk / Gil-Werman lines over a packed copy of the tile
+// (`packed`: 2 * n * lanes values; carry and fill: scratch of `lanes`).
+template <typename T, bool Max>
+MORPHAUG_CPU_CLONES void van_herk_tile(const T* in, T* out, int64_t n, int64_t stride, int64_t lanes,
+                                       const BoxAxis& a, T cval, T* packed, T* carry, T* fill) {
+  T* packed_out = packed + n * lanes;
+  for (int64_t i = 0; i < n; ++i) std::copy(in + i * stride, in + i * stride + lanes, packed + i * lanes);
+  box_lines<T, Max>(packed, packed_out, n, lanes, lanes, a.k, a.left, a.mode, cval, carry, fill);
+  for (int64_t i = 0; i < n; ++i) {
+    std::copy(packed_out + i * lanes, packed_out + (i + 1) * lanes, out + i * stride);
+  }
+}
+
+// One pass along the axis of `lines`, whose rows hold `lines.stride` lanes.
+template <typename T, bool Max>
+void strided_pass(const T* in, T* out, const Lines& lines, const BoxAxis& a, T cval) {
+  const int64_t n = lines.length, stride = lines.stride, bytes = sizeof(T);
+  const bool direct = a.k <= kDirect;
+  const int64_t width = std::max<int64_t>(
+      1, std::min(stride, direct ? kTileBytes / bytes : kPackBytes / (2 * n * bytes)));
+  const int64_t per_outer = (stride + width - 1) / width;
+  parallel_over(lines.count / stride * per_outer, n * width * (direct ? a.k : 3),
+                [&](int64_t begin, int64_t end) {
+    std::unique_ptr<T[]> fill(new T[width]), carry(new T[width]);  // not vector<bool>
+    std::unique_ptr<T[]> packed(new T[direct ? 0 : 2 * n * width]);
+    std::vector<const T*> rows(a.k);
+    std::fill(fill.get(), fill.get() + width, cval);
     for (int64_t task = begin; task < end; ++task) {
-      if (contiguous) {
-        const int64_t first = task * kLanes;
-        const int64_t lanes = std::min(kLanes, lines.count - first);
-        const T* src = in + first * n;
-        for (int64_t l = 0; l < lanes; ++l)
-          for (int64_t i = 0; i < n; ++i) tile_in[i * kLanes + l] = src[l * n + i];
-        box_lines<T, Max>(tile_in.get(), tile_out.get(), n, kLanes, lanes, a.k, a.left, a.mode,
-                          cval, carry, fill);
-        T* dst = out + first * n;
-        for (int64_t l = 0; l < lanes; ++l)
-          for (int64_t i = 0; i < n; ++i) dst[l * n + i] = tile_out[i * kLanes + l];
+      const int64_t outer = task / per_outer, first = task % per_outer * width;
+      const int64_t lanes = std::min(width, stride - first), o = outer * n * stride + first;
+      if (direct) {
+        direct_tile<T, Max>(in + o, out + o, n, stride, lanes, a, fill.get(), rows.data());
       } else {
-        const int64_t outer = task / per_outer;
-        const int64_t first = (task - outer * per_outer) * kLanes;
-        const int64_t o = outer * n * lines.stride + first;
-        box_lines<T, Max>(in + o, out + o, n, lines.stride, std::min(kLanes, lines.stride - first),
-                          a.k, a.left, a.mode, cval, carry, fill);
+        van_herk_tile<T, Max>(in + o, out + o, n, stride, lanes, a, cval, packed.get(), carry.get(),
+                              fill.get());
       }
     }
   });
+}
+
+// The first of the trailing axes that take the fused pass.
+size_t first_fused(const std::vector<BoxAxis>& axes, int64_t rank) {
+  size_t first = axes.size();
+  int64_t rows = 1;
+  while (first > 0) {
+    const BoxAxis& a = axes[first - 1];
+    const int64_t extent = a.axis == rank - 1 ? 1 : a.k;
+    if (rows * extent > kFusedRows) break;
+    rows *= extent;
+    --first;
+  }
+  return first;
+}
+
+// The box on axes[first..] as an all-true footprint (extent 1 on the other axes).
+FootprintSetup box_footprint(const at::Tensor& x, const std::vector<BoxAxis>& axes, size_t first) {
+  const int64_t rank = x.dim() - 2;
+  std::vector<int64_t> shape(rank, 1), origin(rank, 0), mode(rank, kNearest);
+  int64_t count = 1;
+  for (size_t i = first; i < axes.size(); ++i) {
+    const BoxAxis& a = axes[i];
+    shape[a.axis] = a.k;
+    origin[a.axis] = a.left - a.k / 2;
+    mode[a.axis] = a.mode;
+    count *= a.k;
+  }
+  return grey_footprint_setup(x, shape, std::vector<int64_t>(count, 1), origin, mode);
 }
 
 at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
                         at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
   const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode);
   const at::Tensor x = input.contiguous();
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor out = empty_output(x);
   if (x.numel() == 0) return out;
   if (axes.empty()) return out.copy_(x);
-  const at::Tensor scratch = axes.size() > 1 ? at::empty_like(out) : at::Tensor();
-  const int passes = static_cast<int>(axes.size());
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
-                             "morphaug::grey_box (CPU)", [&] {
-    const scalar_t fill = box_fill<scalar_t>(cval);
-    const scalar_t* src = x.data_ptr<scalar_t>();
-    for (int p = 0; p < passes; ++p) {
-      scalar_t* dst = pass_target(p, passes, out, scratch).data_ptr<scalar_t>();
-      const Lines lines = lines_along(x, axes[p].axis);
-      if (maximum) {
-        box_pass<scalar_t, true>(src, dst, lines, axes[p], fill);
-      } else {
-        box_pass<scalar_t, false>(src, dst, lines, axes[p], fill);
-      }
-      src = dst;
+  const size_t fused = first_fused(axes, x.dim() - 2);
+  const int passes = static_cast<int>(fused) + (fused < axes.size() ? 1 : 0);
+  const at::Tensor scratch = passes > 1 ? empty_output(x) : at::Tensor();
+  const at::Tensor* src = &x;
+  for (int p = 0; p < passes; ++p) {
+    const at::Tensor& dst = pass_target(p, passes, out, scratch);
+    if (p < static_cast<int>(fused)) {
+      MORPHAUG_DISPATCH_FLAT_GREY(x.scalar_type(), "morphaug::grey_box (CPU)", [&] {
+        const scalar_t fill = box_fill<scalar_t>(cval);
+        const Lines lines = lines_along(x, axes[p].axis);
+        if (maximum) {
+          strided_pass<scalar_t, true>(src->data_ptr<scalar_t>(), dst.data_ptr<scalar_t>(), lines,
+                                       axes[p], fill);
+        } else {
+          strided_pass<scalar_t, false>(src->data_ptr<scalar_t>(), dst.data_ptr<scalar_t>(), lines,
+                                        axes[p], fill);
+        }
+      });
+    } else {
+      footprint_filter_cpu(*src, dst, box_footprint(x, axes, fused), cval, maximum, "grey_box");
     }
-  });
+    src = &dst;
+  }
   return out;
 }
 

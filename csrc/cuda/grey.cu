@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../core/grey.h"
+#include "../grey_dispatch.h"
 #include "../launch.h"
 #include "runtime.cuh"
 
@@ -38,8 +39,7 @@ at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntA
   const at::Tensor scratch = axes.size() > 1 ? at::empty_like(out) : at::Tensor();
   const int passes = static_cast<int>(axes.size());
   const cudaStream_t stream = cuda::current_stream();
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
-                             "morphaug::grey_box (CUDA)", [&] {
+  MORPHAUG_DISPATCH_FLAT_GREY(x.scalar_type(), "morphaug::grey_box (CUDA)", [&] {
     const scalar_t fill = box_fill<scalar_t>(cval);
     const scalar_t* src = x.data_ptr<scalar_t>();
     for (int p = 0; p < passes; ++p) {

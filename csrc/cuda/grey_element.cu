@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../core/grey.h"
+#include "../grey_dispatch.h"
 #include "../launch.h"
 #include "grid.cuh"
 
@@ -93,8 +94,7 @@ at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
   const int64_t numel = x.numel(), slice_numel = numel / (x.size(0) * x.size(1));
   const int64_t count = offsets.numel(), ext_numel = extended_numel(e.shape);
   const cudaStream_t stream = cuda::current_stream();
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
-                             "morphaug::grey_footprint (CUDA)", [&] {
+  MORPHAUG_DISPATCH_FLAT_GREY(x.scalar_type(), "morphaug::grey_footprint (CUDA)", [&] {
     const at::Tensor ext = extend<scalar_t>(x, e.shape, box_fill<scalar_t>(cval, "grey_footprint"),
                                             stream);
     with_extremum(maximum, [&](auto max) {

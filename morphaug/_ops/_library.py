@@ -41,6 +41,8 @@ _REAL_DTYPES = frozenset({
     torch.float16, torch.bfloat16, torch.float32, torch.float64,
 })
 _FLOAT_DTYPES = frozenset({torch.float32, torch.float64})
+#: The flat grey kernels compare values only, so they take the wide unsigned dtypes too.
+_FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,8 +60,8 @@ KERNELS = {
     "edt": Kernel(None, 16, "distance_transform_edt"),
     "cdt": Kernel(None, 6, "distance_transform_cdt"),
     "label": Kernel(None, 8, "label"),
-    "grey_box": Kernel(_REAL_DTYPES, 16, "grey ops with size or an all-true footprint"),
-    "grey_footprint": Kernel(_REAL_DTYPES, 16, "grey ops with one footprint read on the host"),
+    "grey_box": Kernel(_FLAT_GREY_DTYPES, 16, "grey ops with size or an all-true footprint"),
+    "grey_footprint": Kernel(_FLAT_GREY_DTYPES, 16, "grey ops with one footprint read on the host"),
     "grey_structure": Kernel(_REAL_DTYPES, 16, "grey ops with one structure read on the host"),
     "propagate": Kernel(None, 16, "binary ops with iterations < 1, binary_propagation (centred, "
                                   "symmetric host element)"),

@@ -149,9 +149,15 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
     Returns:
         a new contiguous tensor of the input's dtype and shape.
 
-    SciPy parity: exact (it selects input values), axis by axis as SciPy's
-    separable filter does, with van Herk / Gil-Werman lines (3 comparisons per
-    value whatever the size). A NaN anywhere in a window gives NaN, as on the
+    SciPy parity: exact (it selects input values, and the minimum over a box
+    is the minimum over its axes in any order). On CPU the trailing axes that
+    span at most 16 rows of the box (its extents but the last multiplied) take
+    one pass of :func:`grey_footprint`'s row-segment kernel, reading the input
+    and writing the output once; each axis before them takes a pass of its
+    own, in cache-sized tiles of neighbouring lanes: the extremum of the rows
+    of each window (extents up to 8) or van Herk / Gil-Werman lines (3
+    comparisons per value whatever the size). On CUDA a van Herk pass per
+    axis, a thread per line. A NaN anywhere in a window gives NaN, as on the
     torch backend (SciPy's result depends on where the NaN sits).
     """
     codes = _mode_codes(mode)

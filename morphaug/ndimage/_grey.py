@@ -50,8 +50,9 @@ NaN policy
 SciPy parity
     Identical results for bool, integer and floating inputs (float16 and
     bfloat16 follow the float rules; ``uint16``, ``uint32`` and ``uint64``,
-    which torch computes little with, run losslessly on signed views of the
-    same bits, see ``morphaug.ndimage._unsigned``), including non-flat ``structure`` with
+    which torch computes little with, go as they are to the native flat
+    kernels and run losslessly on signed views of the same bits elsewhere,
+    see ``morphaug.ndimage._unsigned``), including non-flat ``structure`` with
     SciPy's exact arithmetic: at the first position (C order) of each
     slice's element the structure is added in float64, elsewhere it is first
     cast to the input dtype (rounded for floats, truncated toward zero for
@@ -318,13 +319,9 @@ def _filter_steps(input: torch.Tensor, steps) -> torch.Tensor:
 
 
 def _extremum(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
-    """One min/max filter by the op's table: wide unsigned inputs on their order-preserving
-    signed image (``_unsigned``), an input that requires grad through :class:`_Extremum`."""
-    if input.dtype in _unsigned.SIGNED and filt.structure is None:  # flat: exact on the ordered image
-        cval = None if filt.cval is None else _unsigned.ordered_value(filt.cval, input.dtype)
-        result = _extremum(_unsigned.ordered(input), dataclasses.replace(filt, cval=cval), minimum)
-        return _unsigned.from_ordered(result, input.dtype)
-    if input.dtype in _unsigned.SIGNED:  # non-flat: SciPy's sums of the values, in a wider dtype
+    """One min/max filter by the op's table: wide unsigned inputs with a non-flat element in
+    a wider signed dtype (``_unsigned``), an input that requires grad through :class:`_Extremum`."""
+    if input.dtype in _unsigned.SIGNED and filt.structure is not None:  # SciPy's sums, in a wider dtype
         wider = _unsigned.WIDER.get(input.dtype)
         if wider is None:
             raise TypeError("structure: a non-flat element does not take uint64 input (SciPy rounds its "
@@ -406,11 +403,22 @@ def _table(op: str) -> _ops.Table:
                                                 and filt.structure.shape[0] * filt.structure.shape[1] == 1
                                                 and (filt.footprint is None or filt.shared_host)),
                   _structure_native),
-    ], _torch_grey.min_or_max)
+    ], _torch_min_or_max)
+
+
+def _torch_min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+    """The torch backend; a wide unsigned input (flat elements: the native flat kernels take
+    it as it is) on its order-preserving signed image (``_unsigned``), which is exact."""
+    if input.dtype in _unsigned.SIGNED:
+        cval = None if filt.cval is None else _unsigned.ordered_value(filt.cval, input.dtype)
+        result = _torch_grey.min_or_max(_unsigned.ordered(input), dataclasses.replace(filt, cval=cval),
+                                        minimum)
+        return _unsigned.from_ordered(result, input.dtype)
+    return _torch_grey.min_or_max(input, filt, minimum)
 
 
 def _min_or_max_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
-    """A box filter on the native van Herk / Gil-Werman kernel (``_ops.kernels.grey_box``).
+    """A box filter on the native box kernel (``_ops.kernels.grey_box``).
 
     Like every native grey kernel it takes the element in erosion form, as
     ``filt`` holds it (reflected for dilation), and a min / max flag.

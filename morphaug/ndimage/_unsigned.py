@@ -1,8 +1,8 @@
 """Unsigned integers wider than 8 bits (``uint16``, ``uint32``, ``uint64``), losslessly.
 
 torch has these dtypes with few ops (no ``minimum``, no subtraction). The
-grey ops compute on signed views of the same bits instead, which every
-kernel takes:
+native flat grey kernels (``grey_box``, ``grey_footprint``) compare them as
+they are; everything else computes on signed views of the same bits:
 
 * order: ``u ^ 2**(N-1)`` read as a signed ``N``-bit integer is
   ``u - 2**(N-1)``, an order-preserving bijection, so a minimum or maximum

@@ -1,0 +1,106 @@
+"""morphaug's grey morphology against OpenCV and against the memory bandwidth.
+
+* ``cv2.erode`` (opencv-python-headless) on every 2-D image of a batch in
+  turn, with ``cv2.setNumThreads`` set to torch's thread count and
+  ``BORDER_REFLECT``, which is SciPy's (and morphaug's) default ``reflect``
+  mode (``dcba|abcd``); the element is the same array for both (a box of
+  ``size``, or ``cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))``). The
+  results are asserted equal.
+* The bandwidth bound: ``Tensor.copy_`` of a large float32 tensor into a
+  preallocated one (each element read once and written once), against
+  ``numpy.copyto``; its note gives the bandwidth and the ns per float32
+  voxel that a one-pass filter cannot beat.
+* ``grey_erosion(size=3)`` on volumes 64^3 to 256^3 and images 128^2 to
+  2048^2, each against that bound (reference time = voxels x the big copy's
+  ns per voxel): a speed-up of 0.5 is within 2x of the bound.
+
+Times are the median of 5 calls after a warm-up call (1 call with ``--quick``,
+tiny sizes: a smoke test whose times are noise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import morphaug.ndimage as mnd
+from _timing import Row, timeit
+
+COPY = "copy bound (8 B/voxel float32)"
+
+
+def _shape_text(x: torch.Tensor) -> str:
+    b, c, *spatial = x.shape
+    return f"{b}x{c}x{spatial[0]}^{len(spatial)} {str(x.dtype).replace('torch.', '')}"
+
+
+def _values(shape, dtype: torch.dtype, generator: torch.Generator) -> torch.Tensor:
+    if dtype.is_floating_point:
+        return torch.rand(shape, generator=generator, dtype=dtype)
+    high = torch.iinfo(dtype).max + 1
+    return torch.randint(0, high, shape, generator=generator, dtype=torch.int64).to(dtype)
+
+
+def _cv2_rows(rows: list[Row], quick: bool, repeat: int) -> None:
+    try:
+        import cv2
+    except ImportError:
+        raise SystemExit("the peers suite needs OpenCV: pip install 'morphaug[bench]'") from None
+    threads = torch.get_num_threads()
+    cv2.setNumThreads(threads)
+    ellipse = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
+    elements = [("size=3", dict(size=3), np.ones((3, 3), np.uint8)),
+                ("size=7", dict(size=7), np.ones((7, 7), np.uint8)),
+                ("7x7 ellipse footprint", dict(footprint=torch.from_numpy(ellipse.astype(bool))), ellipse)]
+    b, n = (2, 48) if quick else (32, 512)
+    g = torch.Generator().manual_seed(0)
+    for dtype in (torch.float32, torch.uint8, torch.uint16):
+        x = _values((b, 1, n, n), dtype, g)
+        images = x.numpy()
+        for label, kwargs, kernel in elements:
+            ours = lambda kw=kwargs: mnd.grey_erosion(x, **kw)  # noqa: E731
+            theirs = lambda k=kernel: np.stack([cv2.erode(images[i, 0], k, borderType=cv2.BORDER_REFLECT)  # noqa: E731
+                                                for i in range(b)])[:, None]
+            ours_s, theirs_s = timeit(ours, repeat=repeat), timeit(theirs, repeat=repeat)
+            if not np.array_equal(ours().numpy(), theirs()):
+                raise AssertionError(f"grey_erosion {label} on {_shape_text(x)} differs from cv2.erode")
+            rows.append(Row(f"grey_erosion {label}", _shape_text(x), "cpu", ours_s,
+                            f"cv2.erode loop ({threads} threads)", theirs_s, "equal to cv2.erode"))
+
+
+def _copy_bound(rows: list[Row], quick: bool, repeat: int) -> float:
+    """The big copy's row; returns its seconds per float32 voxel."""
+    numel = 1 << (20 if quick else 26)
+    src = torch.rand(numel)
+    dst = torch.empty_like(src)
+    ours_s = timeit(lambda: dst.copy_(src), repeat=repeat)
+    theirs_s = timeit(lambda: np.copyto(dst.numpy(), src.numpy()), repeat=repeat)
+    per_voxel = ours_s / numel
+    note = f"{2 * src.element_size() / per_voxel / 1e9:.1f} GB/s read + write, {per_voxel * 1e9:.2f} ns/voxel"
+    rows.append(Row("Tensor.copy_ (bandwidth bound)", f"{numel >> 20}M float32", "cpu", ours_s,
+                    "numpy.copyto", theirs_s, note))
+    return per_voxel
+
+
+def _bound_rows(rows: list[Row], quick: bool, repeat: int, per_voxel: float) -> None:
+    shapes = ([(1, 1, 16, 16, 16), (4, 1, 32, 32)] if quick else
+              [(1, 1, 64, 64, 64), (1, 1, 128, 128, 128), (1, 1, 256, 256, 256),
+               (32, 1, 128, 128), (32, 1, 512, 512), (2, 1, 2048, 2048)])
+    g = torch.Generator().manual_seed(1)
+    for shape in shapes:
+        x = torch.rand(shape, generator=g)
+        ours_s = timeit(lambda: mnd.grey_erosion(x, size=3), repeat=repeat)
+        ns = ours_s / x.numel() * 1e9
+        rows.append(Row("grey_erosion size=3, per voxel", _shape_text(x), "cpu", ours_s, COPY,
+                        per_voxel * x.numel(), f"{ns:.2f} ns/voxel; bound {per_voxel * 1e9:.2f} ns/voxel"))
+
+
+def run(device: torch.device, quick: bool) -> list[Row]:
+    if torch.device(device).type != "cpu":  # OpenCV and the copy bound are CPU measurements
+        return []
+    repeat = 1 if quick else 5
+    rows: list[Row] = []
+    _cv2_rows(rows, quick, repeat)
+    per_voxel = _copy_bound(rows, quick, repeat)
+    _bound_rows(rows, quick, repeat, per_voxel)
+    return rows
