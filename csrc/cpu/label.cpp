@@ -31,10 +31,6 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -43,6 +39,7 @@
 
 #include "../core/label.h"
 #include "../launch.h"
+#include "fresh.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -564,22 +561,6 @@ void run(const LabelSetup& s, const bool* mask, T* labels, int64_t* counts) {
     VoxelScan<T> scan(s, chunks, mask, labels);
     label_slices<T>(s, chunks, scan, counts);
   }
-}
-
-// Asks Linux for transparent huge pages on a fresh tensor's whole 2 MiB pages,
-// before its first write: the 4 KiB page faults of a new allocation otherwise
-// take about as long as labelling the voxels (a 32x512^2 int32 output: 11 ms
-// of faults and writes, 3.5 ms with huge pages). A hint: nothing else changes.
-void advise_huge_pages(const at::Tensor& fresh) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t{1} << 21;
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(fresh.data_ptr());
-  const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t last = (begin + fresh.nbytes()) & ~(kHuge - 1);
-  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-#else
-  (void)fresh;
-#endif
 }
 
 std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArrayRef structure,

@@ -22,7 +22,7 @@ import torch
 
 from .. import _ops
 from ._distance import _ArgumentError
-from ._normalize import check_input, check_output, foreground, tensor_argument
+from ._normalize import check_dense, check_input, check_output, foreground, tensor_argument
 from ._structure import generate_binary_structure
 from ._torch import label as _torch_label
 
@@ -35,6 +35,7 @@ def _structure(structure, rank: int) -> np.ndarray:
     if structure is None:
         return generate_binary_structure(rank, 1).numpy()
     if isinstance(structure, torch.Tensor):
+        check_dense(structure, "structure")
         if structure.is_complex():
             raise TypeError(f"structure must be real, got complex dtype {structure.dtype}")
         values = structure.tolist() if structure.device.type == "cpu" else tensor_argument(structure)
