@@ -125,8 +125,8 @@ class Element:
             host = host.clone()  # kept: not the caller's tensor, which may change
             element = cls(host, host, axes, origin, rank, origin_name)
         _RECENT[key] = element  # the most recent last
-        while len(_RECENT) > _RECENT_COUNT:
-            _RECENT.pop(next(iter(_RECENT)))
+        while len(_RECENT) > _RECENT_COUNT:  # another thread may drop the same oldest key
+            _RECENT.pop(next(iter(_RECENT), None), None)
         return element
 
     def reflected(self) -> Element:
