@@ -158,6 +158,24 @@ def _grey_cases(rows, device, quick, x: torch.Tensor, ball: torch.Tensor):
               lambda a, kw=scipy_kwargs: ndi.grey_erosion(a, **kw), others)
 
 
+def _single_volume_cases(rows, device, quick, g: torch.Generator) -> None:
+    """One large volume, where only the work inside a slice can go parallel: fill_holes on 256^3 and
+    the EDT on 192^3 against their seung-lab peers."""
+    import scipy.ndimage as ndi
+
+    large = _smooth_blobs((1, 1) + (32 if quick else 256,) * 3, g, device)
+    _case(rows, device, quick, "binary_fill_holes", large,
+          lambda: mnd.binary_fill_holes(large),
+          ndi.binary_fill_holes,
+          [("fill_voids.fill loop", _peer("fill_voids", large, lambda fill_voids, a: fill_voids.fill(a)))])
+    large = _smooth_blobs((1, 1) + (32 if quick else 192,) * 3, g, device)
+    _case(rows, device, quick, "distance_transform_edt", large,
+          lambda: mnd.distance_transform_edt(large),
+          ndi.distance_transform_edt,
+          [("edt (seung-lab) loop", _peer("edt", large, lambda edt, a: edt.edt(
+              a, black_border=False, parallel=torch.get_num_threads())))])
+
+
 def run(device: torch.device, quick: bool) -> list[Row]:
     try:
         import scipy.ndimage as ndi
@@ -217,6 +235,7 @@ def run(device: torch.device, quick: bool) -> list[Row]:
           ndi.distance_transform_edt,
           [("edt (seung-lab) loop", _peer("edt", blobs, lambda edt, a: edt.edt(
               a, black_border=False, parallel=torch.get_num_threads())))])
+    _single_volume_cases(rows, device, quick, g)
     _case(rows, device, quick, "distance_transform_cdt chessboard", blobs,
           lambda: mnd.distance_transform_cdt(blobs, metric="chessboard"),
           lambda a: ndi.distance_transform_cdt(a, metric="chessboard"))

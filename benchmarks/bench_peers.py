@@ -6,13 +6,20 @@
   mode (``dcba|abcd``); the element is the same array for both (a box of
   ``size``, or ``cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))``). The
   results are asserted equal.
+* ``cv2.distanceTransform(DIST_L2, DIST_MASK_PRECISE)`` (exact Euclidean
+  distances in float32) on every 2-D mask of a batch, against
+  ``distance_transform_edt`` in float32; the note gives the largest
+  difference to SciPy's float64 distances of both.
 * The bandwidth bound: ``Tensor.copy_`` of a large float32 tensor into a
   preallocated one (each element read once and written once), against
   ``numpy.copyto``; its note gives the bandwidth and the ns per float32
   voxel that a one-pass filter cannot beat.
-* ``grey_erosion(size=3)`` on volumes 64^3 to 256^3 and images 128^2 to
-  2048^2, each against that bound (reference time = voxels x the big copy's
-  ns per voxel): a speed-up of 0.5 is within 2x of the bound.
+* ``grey_erosion(size=3)``, ``distance_transform_edt`` and
+  ``binary_dilation`` (one step of the cross) on volumes 64^3 to 256^3 and
+  images 128^2 to 2048^2, each against that bound (reference time = voxels x
+  the big copy's ns per voxel: a speed-up of 0.5 is within 2x of the bound);
+  the note gives the op's ns per voxel and its ratio to the op's cheapest
+  size of the same rank (1.00 = flat cost per voxel).
 
 Times are the median of 5 calls after a warm-up call (1 call with ``--quick``,
 tiny sizes: a smoke test whose times are noise).
@@ -68,6 +75,26 @@ def _cv2_rows(rows: list[Row], quick: bool, repeat: int) -> None:
                             f"cv2.erode loop ({threads} threads)", theirs_s, "equal to cv2.erode"))
 
 
+def _distance_rows(rows: list[Row], quick: bool, repeat: int) -> None:
+    import cv2
+    import scipy.ndimage as ndi
+
+    threads = torch.get_num_threads()
+    b, n = (2, 48) if quick else (32, 512)
+    g = torch.Generator().manual_seed(2)
+    masks = torch.rand((b, 1, n, n), generator=g) > 0.02  # sparse background: long distances
+    images = masks.numpy().astype(np.uint8)
+    ours = lambda: mnd.distance_transform_edt(masks)  # noqa: E731
+    theirs = lambda: np.stack([cv2.distanceTransform(images[i, 0], cv2.DIST_L2, cv2.DIST_MASK_PRECISE)  # noqa: E731
+                               for i in range(b)])[:, None]
+    ours_s, theirs_s = timeit(ours, repeat=repeat), timeit(theirs, repeat=repeat)
+    exact = np.stack([ndi.distance_transform_edt(images[i, 0]) for i in range(b)])[:, None]
+    note = (f"max|morphaug - scipy| = {np.abs(ours().numpy() - exact).max():.2g}; "
+            f"max|cv2 - scipy| = {np.abs(theirs() - exact).max():.2g}")
+    rows.append(Row("distance_transform_edt", f"{b}x1x{n}^2 bool", "cpu", ours_s,
+                    f"cv2.distanceTransform PRECISE loop ({threads} threads)", theirs_s, note))
+
+
 def _copy_bound(rows: list[Row], quick: bool, repeat: int) -> float:
     """The big copy's row; returns its seconds per float32 voxel."""
     numel = 1 << (20 if quick else 26)
@@ -82,17 +109,30 @@ def _copy_bound(rows: list[Row], quick: bool, repeat: int) -> float:
     return per_voxel
 
 
+PER_VOXEL_OPS = (
+    ("grey_erosion size=3", lambda x: mnd.grey_erosion(x, size=3), False),
+    ("distance_transform_edt", lambda x: mnd.distance_transform_edt(x), True),
+    ("binary_dilation cross", lambda x: mnd.binary_dilation(x), True),
+)
+
+
 def _bound_rows(rows: list[Row], quick: bool, repeat: int, per_voxel: float) -> None:
     shapes = ([(1, 1, 16, 16, 16), (4, 1, 32, 32)] if quick else
               [(1, 1, 64, 64, 64), (1, 1, 128, 128, 128), (1, 1, 256, 256, 256),
                (32, 1, 128, 128), (32, 1, 512, 512), (2, 1, 2048, 2048)])
     g = torch.Generator().manual_seed(1)
-    for shape in shapes:
-        x = torch.rand(shape, generator=g)
-        ours_s = timeit(lambda: mnd.grey_erosion(x, size=3), repeat=repeat)
-        ns = ours_s / x.numel() * 1e9
-        rows.append(Row("grey_erosion size=3, per voxel", _shape_text(x), "cpu", ours_s, COPY,
-                        per_voxel * x.numel(), f"{ns:.2f} ns/voxel; bound {per_voxel * 1e9:.2f} ns/voxel"))
+    for case, op, binary in PER_VOXEL_OPS:
+        measured = []
+        for shape in shapes:
+            x = torch.rand(shape, generator=g)
+            x = x > 0.3 if binary else x
+            ours_s = timeit(lambda: op(x), repeat=repeat)
+            measured.append((x, ours_s, ours_s / x.numel() * 1e9))
+        for x, ours_s, ns in measured:
+            best = min(other_ns for other, _, other_ns in measured if other.ndim == x.ndim)
+            rows.append(Row(f"{case}, per voxel", _shape_text(x), "cpu", ours_s, COPY, per_voxel * x.numel(),
+                            f"{ns:.2f} ns/voxel, {ns / best:.2f}x the cheapest {x.ndim - 2}-D size; "
+                            f"bound {per_voxel * 1e9:.2f} ns/voxel"))
 
 
 def run(device: torch.device, quick: bool) -> list[Row]:
@@ -101,6 +141,7 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     repeat = 1 if quick else 5
     rows: list[Row] = []
     _cv2_rows(rows, quick, repeat)
+    _distance_rows(rows, quick, repeat)
     per_voxel = _copy_bound(rows, quick, repeat)
     _bound_rows(rows, quick, repeat, per_voxel)
     return rows
