@@ -68,6 +68,16 @@ inline void define_schemas(torch::Library& m) {
   // slice. structure: the 3^S flags of a centrosymmetric (3,) * S structure
   // in C order (its centre is not read).
   m.def("label(Tensor mask, int[] structure, ScalarType dtype) -> (Tensor, Tensor)");
+  // The component filters of the transforms (KeepLargestComponents,
+  // RemoveSmallComponents): the voxels of the components of label(mask,
+  // structure) that go, in some channel: (B, 1, *spatial) bool. A component
+  // goes when it has fewer than min_size voxels or, with keep >= 1, when it is
+  // not among the keep largest of its slice (the higher label first on ties).
+  m.def("filter_components(Tensor mask, int[] structure, int keep, int min_size) -> Tensor");
+  // The voxels of each label of each slice of int32 / int64 labels (B, C,
+  // *spatial) whose values lie in [0, width): (B, C, width) int64, column v
+  // the count of value v (column 0 the background's).
+  m.def("label_sizes(Tensor labels, int width) -> Tensor");
   // Convolutional Wasserstein barycenters (morphaug/ot/_grid.py): log of the
   // histograms (B, N, *spatial), weights (B, N), one Gibbs kernel (n_d, n_d)
   // per spatial axis; each problem stops on its own (POT's rule, checked at

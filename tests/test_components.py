@@ -20,8 +20,10 @@ import scipy.ndimage as ndi
 import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from morphaug import ndimage
+from morphaug import _ops, ndimage
+from morphaug.transforms import _components
 from morphaug.transforms import KeepLargestComponents, RandRemoveComponent, RemoveSmallComponents
 
 monai_data = pytest.importorskip("monai.data")
@@ -376,13 +378,28 @@ TRANSFORMS = {
 }
 
 
+class _FilterCalls(TorchDispatchMode):
+    """Records the shapes of the native component filters' calls."""
+
+    def __init__(self, calls):
+        super().__init__()
+        self.calls = calls
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.namespace.startswith("morphaug") and func._opname == "filter_components":
+            self.calls.append(tuple(args[0].shape))
+        return func(*args, **(kwargs or {}))
+
+
 @pytest.mark.parametrize("name", list(TRANSFORMS))
 def test_one_label_call_per_batch(name, monkeypatch):
-    """Every sample and class is labelled in one call: no loop over samples or classes."""
+    """Every sample and class is labelled in one call (of label, or of the native filters):
+    no loop over samples or classes."""
     calls = []
     real = ndimage.label
     monkeypatch.setattr(ndimage, "label", lambda x, **kw: calls.append(tuple(x.shape)) or real(x, **kw))
-    TRANSFORMS[name](num_classes=4)(blobs(0, 5, SHAPE3, num_classes=4))
+    with _FilterCalls(calls):
+        TRANSFORMS[name](num_classes=4)(blobs(0, 5, SHAPE3, num_classes=4))
     assert calls == [(5, 3, *SHAPE3)]
 
 
@@ -474,3 +491,116 @@ def test_docstring_examples():
 
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --------------------------------------------------------------------------- the component tables
+NATIVE, WHY_NOT = _ops.load_native()
+needs_native = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
+TABLE_SHAPES = [(2, 3, 40), (1, 1, 300, 500), (3, 2, 9, 8, 7), (1, 2, 1, 1, 1, 1)]
+
+
+@pytest.fixture
+def cpu_kernels(monkeypatch):
+    """The CPU kernels, whatever the module's backend fixture left in the environment."""
+    monkeypatch.delenv("MORPHAUG_EMULATE_CUDA", raising=False)
+    monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
+
+
+def _labelled(shape, seed: int, dtype=torch.int32):
+    """SciPy's labels of random masks per slice, and the largest count."""
+    rng = np.random.default_rng(seed)
+    masks = rng.random(shape) < 0.45
+    labels = np.zeros(shape, np.int64)
+    for index in np.ndindex(*shape[:2]):
+        labels[index] = ndi.label(masks[index])[0]
+    return torch.from_numpy(labels).to(dtype), int(labels.max())
+
+
+@needs_native
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("shape", TABLE_SHAPES)
+def test_label_sizes_count_every_label(shape, dtype, cpu_kernels):
+    labels, top = _labelled(shape, 1, dtype)
+    width = top + 3  # columns past the last label stay 0
+    expected = np.stack([np.bincount(labels[b, c].reshape(-1).numpy(), minlength=width)
+                         for b in range(shape[0]) for c in range(shape[1])]).reshape(*shape[:2], width)
+    for threads in (1, 2, 5):  # 5: chunks of a slice with tables of their own (1x1x300x500)
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            native = _ops.kernels.label_sizes(labels, width)
+        finally:
+            torch.set_num_threads(before)
+        np.testing.assert_array_equal(native.numpy(), expected)
+    np.testing.assert_array_equal(_components._label_sizes_torch(labels, width).numpy(), expected)
+
+
+def _filter_reference(masks: np.ndarray, structure: np.ndarray, keep: int, min_size: int) -> np.ndarray:
+    """NumPy: per slice, SciPy's labels, the rule, the removed voxels of any channel."""
+    out = np.zeros((masks.shape[0], 1, *masks.shape[2:]), bool)
+    for b in range(masks.shape[0]):
+        for c in range(masks.shape[1]):
+            labels, count = ndi.label(masks[b, c], structure)
+            sizes = np.bincount(labels.ravel(), minlength=count + 1)
+            gone = sizes < min_size
+            if keep and count > keep:
+                order = sorted(range(1, count + 1), key=lambda lab: (-sizes[lab], -lab))
+                gone[order[keep:]] = True
+            gone[0] = False
+            out[b, 0] |= gone[labels]
+    return out
+
+
+@needs_native
+@pytest.mark.parametrize("shape", [(3, 2, 60), (2, 3, 40, 35), (1, 2, 300, 400), (3, 1, 9, 8, 7), (1, 1, 1, 1)])
+@pytest.mark.parametrize("keep, min_size", [(1, 0), (2, 0), (0, 5), (0, 1), (3, 4), (0, 0)])
+def test_filter_components_matches_scipy_labels_and_the_rule(shape, keep, min_size, cpu_kernels):
+    rng = np.random.default_rng(keep * 10 + min_size)
+    masks = rng.random(shape) < 0.5
+    masks[0, 0].flat[:] = masks[0, 0].flat[::-1]  # blocks of equal sizes: ties broken by label
+    hops = keep % 2 + 1  # faces, or faces and edges
+    structure = ndi.generate_binary_structure(len(shape) - 2, hops)
+    expected = _filter_reference(masks, structure, keep, min_size)
+    for threads in (1, 2, 5):  # 5 threads: more than samples, each labelling parallel
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            got = _ops.kernels.filter_components(torch.from_numpy(masks), hops, keep, min_size)
+        finally:
+            torch.set_num_threads(before)
+        np.testing.assert_array_equal(got.numpy(), expected)
+    torch_backend = _components._filter_torch(torch.from_numpy(masks), hops, keep, min_size)
+    np.testing.assert_array_equal(torch_backend.numpy(), expected)
+
+
+@needs_native
+def test_component_kernels_refuse_bad_arguments(cpu_kernels):
+    labels = torch.tensor([[[0, 1, 4]]], dtype=torch.int32)
+    with pytest.raises(RuntimeError, match=r"label 4 outside \[0, 4\)"):
+        _ops.kernels.label_sizes(labels, 4)
+    with pytest.raises(RuntimeError, match="expected int32 or int64 labels"):
+        _ops.kernels.label_sizes(labels.float(), 5)
+    with pytest.raises(RuntimeError, match="keep and min_size must be >= 0"):
+        _ops.kernels.filter_components(labels > 0, 1, -1, 0)
+
+
+@needs_native
+def test_component_kernels_of_no_channel_or_voxel(cpu_kernels):
+    assert _ops.kernels.label_sizes(torch.zeros(2, 0, 5, dtype=torch.int32), 3).shape == (2, 0, 3)
+    assert _ops.kernels.label_sizes(torch.zeros(2, 1, 0, dtype=torch.int64), 1).eq(0).all()
+    out = _ops.kernels.filter_components(torch.ones(2, 0, 5, dtype=torch.bool), 1, 1, 0)
+    assert out.shape == (2, 1, 5) and not out.any()
+    assert _ops.kernels.filter_components(torch.ones(2, 3, 0, dtype=torch.bool), 1, 1, 0).shape \
+        == (2, 1, 0)
+
+
+@needs_native
+def test_filters_agree_on_the_native_tables_and_the_torch_backend(monkeypatch, cpu_kernels):
+    label = blobs(11, 3, SHAPE3, num_classes=4)
+    filters = [KeepLargestComponents("label", num_components=2, num_classes=4),
+               KeepLargestComponents("label", independent=False, num_classes=4),
+               RemoveSmallComponents("label", min_size=9, num_classes=4)]
+    native = [f(label) for f in filters]
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    for f, expected in zip(filters, native):
+        assert torch.equal(f(label), expected)

@@ -19,6 +19,7 @@ GEN = torch.Generator().manual_seed(3)
 X = torch.rand(2, 1, 12, 11, generator=GEN)
 M = X > 0.4
 LABELS = (torch.rand(2, 1, 12, 11, generator=GEN) * 3).long()
+LABELS_9D = torch.ones((1, 1) + (1,) * 8 + (2,), dtype=torch.long)
 A = torch.softmax(torch.rand(3, 6, generator=GEN, dtype=torch.float64), -1)
 B = torch.softmax(torch.rand(3, 5, generator=GEN, dtype=torch.float64), -1)
 COST = torch.rand(6, 5, generator=GEN, dtype=torch.float64)
@@ -84,6 +85,14 @@ CALLS = {
         (lambda: transforms.DistanceMap("l", signed=True, num_classes=3)(LABELS), "signed_edt"),
     ("signed distance maps (DistanceMap, RandBoundaryJitter)", "otherwise"):
         (lambda: transforms.DistanceMap("l", signed=True, metric="taxicab", num_classes=3)(LABELS), None),
+    ("component sizes (RandRemoveComponent)", "every label map"):
+        (lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=3)(LABELS), "label_sizes"),
+    ("component sizes (RandRemoveComponent)", "otherwise"):  # 9 axes: more than the kernel takes
+        (lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D), None),
+    ("component filters (KeepLargestComponents, RemoveSmallComponents)", "slices under 2^31 voxels"):
+        (lambda: transforms.KeepLargestComponents("l", num_classes=3)(LABELS), "filter_components"),
+    ("component filters (KeepLargestComponents, RemoveSmallComponents)", "otherwise"):
+        (lambda: transforms.RemoveSmallComponents("l", min_size=3, num_classes=2)(LABELS_9D), None),
 }
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-import torch
-
 from ._library import KERNELS, use_native, why_not
 
 __all__ = ["Case", "Table", "TABLES"]
@@ -57,10 +55,10 @@ class Table:
         return self.fallback(*args)
 
     def rows(self, device_type: str) -> list[tuple[str, str, str | None]]:
-        """``(when, kernel, why not)`` per case on ``device_type`` (float32 inputs of rank 3),
-        then ``("otherwise", "torch", None)``."""
+        """``(when, kernel, why not)`` per case on ``device_type`` (inputs of rank 3, float32 where
+        the kernel takes it), then ``("otherwise", "torch", None)``."""
         rows = []
         for case in self.cases:
-            dtype = None if KERNELS[case.kernel].dtypes is None else torch.float32
+            dtype = KERNELS[case.kernel].sample_dtype()
             rows.append((case.when, case.kernel, why_not(case.kernel, device_type, dtype, 3)))
         return rows + [("otherwise", "torch", None)]

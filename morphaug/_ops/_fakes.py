@@ -30,6 +30,14 @@ def register_fakes(namespace: str) -> None:
     def _label_fake(mask, structure, dtype):
         return mask.new_empty(mask.shape, dtype=dtype), mask.new_empty(mask.shape[:2], dtype=torch.int64)
 
+    @torch.library.register_fake(f"{namespace}::label_sizes")
+    def _label_sizes_fake(labels, width):
+        return labels.new_empty((*labels.shape[:2], width), dtype=torch.int64)
+
+    @torch.library.register_fake(f"{namespace}::filter_components")
+    def _filter_components_fake(mask, structure, keep, min_size):
+        return mask.new_empty((mask.shape[0], 1, *mask.shape[2:]))
+
     @torch.library.register_fake(f"{namespace}::grey_box")
     def _grey_box_fake(input, size, origin, mode, cval, maximum):
         return input.new_empty(input.shape)

@@ -41,6 +41,7 @@ _REAL_DTYPES = frozenset({
     torch.float16, torch.bfloat16, torch.float32, torch.float64,
 })
 _FLOAT_DTYPES = frozenset({torch.float32, torch.float64})
+_LABEL_DTYPES = frozenset({torch.int32, torch.int64})
 #: The flat grey kernels compare values only, so they take the wide unsigned dtypes too.
 _FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
 
@@ -53,6 +54,12 @@ class Kernel:
     dtypes: frozenset | None
     max_rank: int
     used_by: str
+
+    def sample_dtype(self) -> torch.dtype | None:
+        """The dtype that backend_info reports the kernel for: float32 where it takes it."""
+        if self.dtypes is None or torch.float32 in self.dtypes:
+            return None if self.dtypes is None else torch.float32
+        return min(self.dtypes, key=str)
 
 
 #: Every native kernel, by its op name in ``torch.ops.morphaug``.
@@ -71,6 +78,9 @@ KERNELS = {
     "signed_edt": Kernel(None, 16, "signed distance maps of the transforms (Euclidean, unit sampling)"),
     "sinkhorn_scaling": Kernel(_FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     "grid_barycenter": Kernel(_FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
+    # the component tables and filters take the label maps of label's kernel (at most 8 axes, as it)
+    "label_sizes": Kernel(_LABEL_DTYPES, 8, "RandRemoveComponent: the voxels of each component"),
+    "filter_components": Kernel(None, 8, "KeepLargestComponents, RemoveSmallComponents"),
 }
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
@@ -196,8 +206,8 @@ def backend_info(verbose: bool = True) -> dict:
     (``MORPHAUG_EMULATE_CUDA=1``: the cpu column is then the emulated CUDA
     launchers'), ``kernels``: ``{kernel: {"used_by": ..., "cpu": ..., "cuda":
     ...}}``, each device ``"native"``, ``"torch"`` (with the reason when the
-    kernel is missing there) or ``"unavailable (native forced)"``, for float32
-    inputs of rank 3 where the kernel takes them, and ``tables``: every public
+    kernel is missing there) or ``"unavailable (native forced)"``, for inputs
+    of rank 3 and float32 where the kernel takes it (else its first dtype), and ``tables``: every public
     op's dispatch table, ``{op: [{"when", "kernel", "cpu", "cuda"}, ...]}``
     with each device's reason the case falls through (None: it runs there),
     the last row ``"otherwise"`` on ``"torch"``.
@@ -210,7 +220,7 @@ def backend_info(verbose: bool = True) -> dict:
     for name, spec in KERNELS.items():
         row = {"used_by": spec.used_by}
         for device in _DISPATCH_KEYS:
-            why = why_not(name, device, torch.float32 if spec.dtypes else None, 3)
+            why = why_not(name, device, spec.sample_dtype(), 3)
             if requested == "torch":
                 row[device] = "torch"
             elif why is None:

@@ -13,6 +13,7 @@ arguments again and raise RuntimeError quoting the offending values. With
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,7 +22,8 @@ import torch
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "sinkhorn_scaling",
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "label_sizes", "filter_components",
+           "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
@@ -317,6 +319,42 @@ def signed_edt(mask: torch.Tensor) -> torch.Tensor:
         (a boundary erosion and one EDT per slice), bit for bit.
     """
     return ops_for(mask).signed_edt(mask)
+
+
+def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:
+    """The voxels of each label of each ``(b, c)`` slice: ``scipy.ndimage.sum_labels(ones, labels,
+    range(width))`` per slice.
+
+    Args:
+        labels: int32 or int64 ``(B, C, *S)``, every value in ``[0, width)`` (checked).
+        width: the columns of the table.
+
+    Returns:
+        int64 ``(B, C, width)``: column ``v`` the count of value ``v`` (column 0: the background).
+    """
+    return ops_for(labels).label_sizes(labels, width)
+
+
+def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size: int) -> torch.Tensor:
+    """The voxels of the components that a component filter removes, in some channel.
+
+    Args:
+        mask: bool ``(B, C, *S)``, 1 to 8 spatial axes, slices under ``2**31`` voxels.
+        connectivity: neighbours within this many orthogonal hops are joined
+            (``generate_binary_structure(S, connectivity)``, as :func:`label` takes it).
+        keep: with ``keep >= 1``, the components of a slice not among its ``keep`` largest
+            go (the higher label first among equal sizes); 0: no such rule.
+        min_size: the components of fewer voxels go (0: none).
+
+    Returns:
+        bool ``(B, 1, *S)``: the removed voxels of any channel.
+
+    Each slice is labelled into a buffer of its sample, counted and marked
+    there (a run of equal labels at a time): no ``(B, C, *S)`` labels.
+    """
+    rank = mask.ndim - 2  # the structure's flags in C order, plain ints (constants while Dynamo traces)
+    flags = [int(sum(map(abs, step)) <= connectivity) for step in itertools.product((-1, 0, 1), repeat=rank)]
+    return ops_for(mask).filter_components(mask, flags, keep, min_size)
 
 
 def sinkhorn_scaling(a: torch.Tensor, b: torch.Tensor, kernel: torch.Tensor, max_iter: int, tol: float,

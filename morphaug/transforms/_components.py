@@ -1,15 +1,26 @@
 """Connected-component transforms: keep the largest components, remove small ones, remove a random one.
 
-Every ``(sample, class)`` mask of a batch is labelled in one
-:func:`morphaug.ndimage.label` call (one channel per class), the components
-are counted by one ``index_add_`` into a ``(sample * class, label)`` table,
-chosen on that table (a top-k, a threshold, a cumulative count) and mapped
-back to the voxels by one ``index_select``: no loop over samples or classes,
-no host sync but the documented class inference. The table has a column per
-label a mask can hold: on the CPU the largest count of components (read for
-free), on an accelerator one per voxel. The labels are then rebuilt with the
-class precedence of :func:`~morphaug.transforms._labels.recombine`: a removed
-voxel becomes background (``fill_value``), and one-hot outputs stay one-hot.
+Every ``(sample, class)`` mask of a batch is labelled in one call (one channel
+per class), with no loop over samples or classes and no host sync but the
+documented class inference.
+
+* The filters (keep the largest, remove the small ones) run the native
+  ``filter_components`` kernel on the CPU: each mask labelled into a buffer
+  of its sample, counted, the rule applied and the removed voxels marked,
+  with no ``(sample, class, voxel)`` labels. Elsewhere, and on the torch
+  backend, :func:`morphaug.ndimage.label` labels the batch, an ``index_add_``
+  counts the components into a ``(sample * class, label)`` table, the rule
+  (a top-k, a threshold) is applied there and an ``index_select`` maps it
+  back to the voxels.
+* :class:`RandRemoveComponent` labels the batch, counts it into that table
+  (the native ``label_sizes`` on the CPU), draws a component per row by a
+  cumulative count, and compares the labels with it.
+
+The table has a column per label a mask can hold: on the CPU the largest
+count of components (read for free), on an accelerator one per voxel. The
+labels are then rebuilt with the class precedence of
+:func:`~morphaug.transforms._labels.recombine`: a removed voxel becomes
+background (``fill_value``), and one-hot outputs stay one-hot.
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ from typing import NamedTuple
 
 import torch
 
-from .. import ndimage
+from .. import _ops, ndimage
 from .._checks import check_probability, is_int
 from ._base import Param, check_sampling, per_sample, randint, sampling_for, uniform
 from ._labels import LabelTransform, any_class, class_masks, class_table, clear, recombine
@@ -45,18 +56,12 @@ def _check_fraction(value, name: str) -> float:
 
 
 class _Components(NamedTuple):
-    """The components of ``R`` masks of ``N`` voxels each (the ``(sample, class)`` masks, flattened)."""
+    """The components of the ``(sample, class)`` masks ``(B, K, *spatial)``."""
 
-    #: ``(R, N)`` integer: each voxel's component, SciPy's numbering ``1 ..`` per mask, 0 outside the mask.
+    #: ``(B, K, *spatial)`` integer: each voxel's component, SciPy's numbering ``1 ..`` per mask, 0 outside.
     labels: torch.Tensor
-    #: ``(R * N,)`` integer: each voxel's entry in a flat ``(R, width)`` table (its row and its label).
-    keys: torch.Tensor
-    #: ``(R, width)`` integer: the voxel count of each label; column 0 (outside) is 0.
+    #: ``(B * K, width)`` integer: the voxel count of each label; column 0 (outside) is 0.
     sizes: torch.Tensor
-
-    def per_voxel(self, table: torch.Tensor) -> torch.Tensor:
-        """``(R, N)``: the entry of ``table (R, width)`` of each voxel's component."""
-        return table.reshape(-1).index_select(0, self.keys).view(self.labels.shape)
 
 
 def _width(counts: torch.Tensor, voxels: int) -> int:
@@ -67,28 +72,46 @@ def _width(counts: torch.Tensor, voxels: int) -> int:
     return voxels + 1
 
 
-def _components(masks: torch.Tensor, connectivity: int | None, owner: str) -> _Components:
-    """The components of every ``(b, k)`` mask of bool ``masks (B, K, *spatial)``, with neighbours
-    within ``connectivity`` orthogonal hops (skimage's and MONAI's meaning; None: all of them),
-    labelled in one call and counted by one ``index_add_``."""
-    ndim = masks.ndim - 2
+def _keys(labels: torch.Tensor, width: int) -> torch.Tensor:
+    """``(B * K * N,)``: each voxel's entry in a flat ``(B * K, width)`` table (its mask's row, its label)."""
+    rows = labels.shape[0] * labels.shape[1]
+    index = torch.int32 if rows * width < 2**31 else torch.int64  # int32 keys: half the memory traffic
+    offsets = torch.arange(0, rows * width, width, dtype=index, device=labels.device)
+    return (labels.reshape(rows, -1).to(index) + offsets[:, None]).view(-1)
+
+
+def _label_sizes_torch(labels: torch.Tensor, width: int) -> torch.Tensor:
+    voxels = math.prod(labels.shape[2:])
+    count = torch.int32 if voxels < 2**31 else torch.int64
+    sizes = torch.zeros(labels.shape[0] * labels.shape[1] * width, dtype=count, device=labels.device)
+    keys = _keys(labels, width)
+    sizes.index_add_(0, keys, torch.ones((), dtype=count, device=labels.device).expand(keys.shape))
+    return sizes.view(*labels.shape[:2], width)
+
+
+_LABEL_SIZES = _ops.Table("component sizes (RandRemoveComponent)", [
+    _ops.Case("every label map", "label_sizes", lambda labels, width: True, _ops.kernels.label_sizes),
+], _label_sizes_torch)
+
+
+def _hops(ndim: int, connectivity: int | None, owner: str) -> int:
+    """``connectivity`` orthogonal hops (skimage's and MONAI's meaning; None: all of them), checked
+    against the ``ndim`` spatial axes."""
     connectivity = ndim if connectivity is None else connectivity
     if connectivity > ndim:
         raise ValueError(f"{owner}: connectivity={connectivity} exceeds the {ndim} spatial axes")
-    structure = ndimage.generate_binary_structure(ndim, connectivity)  # on the host, read there
-    rows, voxels = masks.shape[0] * masks.shape[1], math.prod(masks.shape[2:])
+    return connectivity
+
+
+def _components(masks: torch.Tensor, hops: int) -> _Components:
+    """The components of every ``(b, k)`` mask of bool ``masks (B, K, *spatial)``, joined within
+    ``hops`` orthogonal hops, labelled in one call and counted in one table."""
+    structure = ndimage.generate_binary_structure(masks.ndim - 2, hops)  # on the host, read there
     labels, counts = ndimage.label(masks, structure=structure)
-    labels = labels.reshape(rows, voxels)
-    width = _width(counts, voxels)
-    index = torch.int32 if rows * width < 2**31 else torch.int64  # int32 keys: half the memory traffic
-    offsets = torch.arange(0, rows * width, width, dtype=index, device=masks.device)
-    keys = (labels.to(index) + offsets[:, None]).view(-1)
-    count = torch.int32 if voxels < 2**31 else torch.int64
-    sizes = torch.zeros(rows * width, dtype=count, device=masks.device)
-    sizes.index_add_(0, keys, torch.ones((), dtype=count, device=masks.device).expand(keys.shape))
-    sizes = sizes.view(rows, width)
+    width = _width(counts, math.prod(masks.shape[2:]))
+    sizes = _LABEL_SIZES(labels, labels, width).view(-1, width)
     sizes[:, 0].fill_(0)
-    return _Components(labels, keys, sizes)
+    return _Components(labels, sizes)
 
 
 def _largest(sizes: torch.Tensor, count: int) -> torch.Tensor:
@@ -101,11 +124,31 @@ def _largest(sizes: torch.Tensor, count: int) -> torch.Tensor:
     return torch.zeros_like(sizes, dtype=torch.bool).scatter_(1, top, True) & (sizes > 0)
 
 
+def _filter_torch(masks: torch.Tensor, hops: int, keep: int, min_size: int) -> torch.Tensor:
+    """The torch backend of ``filter_components``: the components labelled and counted in
+    ``(B * K, width)`` tables, the rule applied there, the voxels picked by an ``index_select``."""
+    components = _components(masks, hops)
+    sizes = components.sizes
+    removed = sizes < min_size
+    if keep:
+        removed |= ~_largest(sizes, keep)
+    removed &= sizes > 0
+    picked = removed.reshape(-1).index_select(0, _keys(components.labels, sizes.shape[1]))
+    return any_class(picked.view(masks.shape))
+
+
+_FILTER = _ops.Table("component filters (KeepLargestComponents, RemoveSmallComponents)", [
+    _ops.Case("slices under 2^31 voxels", "filter_components",
+              lambda masks, hops, keep, min_size: math.prod(masks.shape[2:]) < 2**31,
+              _ops.kernels.filter_components),
+], _filter_torch)
+
+
 class _ComponentFilter(LabelTransform):
-    """Base of the deterministic component filters: which components of each class mask stay.
+    """Base of the deterministic component filters: which components of each class mask go.
 
     ``independent``: the components of each class (``True``) or of the union of
-    the classes (``False``); subclasses say which components stay (:meth:`_kept`).
+    the classes (``False``); subclasses give the rule (:meth:`_rule`).
     """
 
     _repr_fields = ("classes", "connectivity", "independent", "num_classes", "label_format")
@@ -116,17 +159,18 @@ class _ComponentFilter(LabelTransform):
     def param_spec(self, batch):
         return {}
 
-    def _removed(self, sizes: torch.Tensor, spatial: tuple[int, ...]) -> torch.Tensor:
-        """``(R, width)`` bool: the components (of ``sizes``, in slices of shape ``spatial``) that go."""
+    def _rule(self, spatial: tuple[int, ...]) -> tuple[int, int]:
+        """``(keep, min_size)`` in slices of shape ``spatial``: a component goes when it has fewer than
+        ``min_size`` voxels or, with ``keep >= 1``, when it is not among the ``keep`` largest."""
         raise NotImplementedError
 
     def apply(self, x, params):
         fmt, classes = self._labels(x)
         masks = class_masks(x, fmt, class_table(classes, x.device))
         searched = masks if self.independent else any_class(masks)
-        components = _components(searched, self.connectivity, type(self).__name__)
-        removed = components.per_voxel(self._removed(components.sizes, x.shape[2:]) & (components.sizes > 0))
-        return clear(x, fmt, any_class(removed.view(searched.shape)), 0)
+        hops = _hops(x.ndim - 2, self.connectivity, type(self).__name__)
+        removed = _FILTER(searched, searched, hops, *self._rule(x.shape[2:]))
+        return clear(x, fmt, removed, 0)
 
 
 class KeepLargestComponents(_ComponentFilter):
@@ -189,8 +233,8 @@ class KeepLargestComponents(_ComponentFilter):
         self.independent = bool(independent)
         self._setup_labels(classes, num_classes, label_format)
 
-    def _removed(self, sizes, spatial):
-        return ~_largest(sizes, self.num_components)
+    def _rule(self, spatial):
+        return self.num_components, 0
 
 
 class RemoveSmallComponents(_ComponentFilter):
@@ -273,8 +317,8 @@ class RemoveSmallComponents(_ComponentFilter):
             size = size / math.prod(sampling_for(self.sampling, len(spatial), type(self).__name__) or (1.0,))
         return math.ceil(min(size, math.prod(spatial) + 1))  # no more than removes every component
 
-    def _removed(self, sizes, spatial):
-        return sizes < self._smallest_kept(spatial)
+    def _rule(self, spatial):
+        return 0, self._smallest_kept(spatial)
 
 
 def _column_problem(table: torch.Tensor) -> str | None:
@@ -386,7 +430,7 @@ class RandRemoveComponent(LabelTransform):
         table = params["classes"]
         masks = class_masks(x, fmt, table)
         batch, count = masks.shape[:2]
-        components = _components(masks, self.connectivity, type(self).__name__)
+        components = _components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__))
         sizes = components.sizes
         # eligible: fewer voxels than max_fraction * N (an integer bound: exact for the float product)
         eligible = (sizes > 0) & (sizes < math.ceil(self.max_fraction * math.prod(x.shape[2:])))
@@ -397,7 +441,7 @@ class RandRemoveComponent(LabelTransform):
         # the label of the (rank+1)-th eligible component; past the last label when there is none
         target = torch.searchsorted(found, rank + 1)
         active = per_sample(params["apply"][:, None] & params["class_apply"], masks.ndim)
-        removed = (components.labels == target).view(masks.shape) & active
+        removed = (components.labels.view(batch * count, -1) == target).view(masks.shape) & active
         columns = torch.arange(count, device=x.device)
         moves = (params["other"][..., None] == columns) & (params["to_other"] & (params["other"] != columns))[..., None]
         gained = torch.bmm(moves.transpose(1, 2).float(), removed.flatten(2).float()).view(masks.shape) > 0
