@@ -57,9 +57,9 @@ struct Chunks {
   int64_t per_slice, length;  // chunks in a slice, voxels in each (the last may be shorter)
   int64_t tasks;              // chunks of every slice
 
-  Chunks(const LabelShape& shape, int64_t slices, int64_t unit) : numel(shape.numel) {
+  Chunks(const LabelShape& shape, int64_t slices, int64_t unit, int64_t threads = at::get_num_threads())
+      : numel(shape.numel) {
     const int64_t units = numel / unit;
-    const int64_t threads = at::get_num_threads();
     const int64_t wanted = std::max<int64_t>(1, std::min((threads + slices - 1) / slices, numel / kMinChunk));
     length = (units + wanted - 1) / wanted * unit;
     per_slice = (numel + length - 1) / length;
@@ -453,6 +453,13 @@ struct RunScan {
     for (int64_t i = first_item(task); i < end; ++i) item(i);
   }
 
+  // Each run of the chunk keeps its label(number) as its parent (no labels written).
+  template <typename Label>
+  void label_runs(int64_t task, Label&& label) {
+    SliceRuns& t = tables[chunks.slice(task)];
+    for (int64_t i = first_item(task); i < t.chunk_end[task % chunks.per_slice]; ++i) t.parent[i] = label(t.parent[i]);
+  }
+
   // Every voxel of the chunk: its run's label(number) or the background's 0.
   template <typename Label>
   void write(int64_t task, Label&& label) const {
@@ -468,8 +475,11 @@ struct RunScan {
 
 // --- the phases ------------------------------------------------------------------
 
-template <typename T, typename Scan>
-void label_slices(const LabelSetup& s, const Chunks& chunks, Scan& scan, int64_t* counts) {
+// The phases, ending with finish(task, label) per chunk: label(number) is the
+// final label of an item of that chunk numbered `number` (scan.write writes
+// them into the labels).
+template <typename T, typename Scan, typename Finish>
+void label_slices(const LabelSetup& s, const Chunks& chunks, Scan& scan, int64_t* counts, Finish&& finish) {
   std::vector<int64_t> roots(chunks.tasks);  // per chunk: its roots, then those before it in the slice
 
   // 3. number a chunk's items
@@ -486,7 +496,7 @@ void label_slices(const LabelSetup& s, const Chunks& chunks, Scan& scan, int64_t
   // 5. a chunk's labels
   auto write = [&](int64_t task) {
     const T before = static_cast<T>(roots[task]);
-    scan.write(task, [&](T number) { return static_cast<T>(number < 0 ? -number : number + before); });
+    finish(task, [&](T number) { return static_cast<T>(number < 0 ? -number : number + before); });
   };
 
   if (chunks.per_slice == 1) {  // every phase of a slice in one task: no merge, numbers final
@@ -558,11 +568,11 @@ void run(const LabelSetup& s, const bool* mask, T* labels, int64_t* counts) {
   if (joins_runs(s)) {
     const Chunks chunks(s.shape, s.slices, row);
     RunScan<T> scan(s, chunks, mask, labels);
-    label_slices<T>(s, chunks, scan, counts);
+    label_slices<T>(s, chunks, scan, counts, [&](int64_t task, auto&& label) { scan.write(task, label); });
   } else {
     const Chunks chunks(s.shape, s.slices, s.shape.rank == 1 ? 1 : row);
     VoxelScan<T> scan(s, chunks, mask, labels);
-    label_slices<T>(s, chunks, scan, counts);
+    label_slices<T>(s, chunks, scan, counts, [&](int64_t task, auto&& label) { scan.write(task, label); });
   }
 }
 
@@ -611,16 +621,6 @@ MORPHAUG_CPU_CLONES int64_t count_runs(const T* labels, int64_t n, int64_t width
     i = j;
   }
   return n;
-}
-
-// marked[i] = true wherever removed[labels[i]], in [0, n).
-MORPHAUG_CPU_CLONES void mark_runs(const int32_t* labels, int64_t n, const std::vector<char>& removed,
-                                   bool* marked) {
-  for (int64_t i = 0; i < n;) {
-    const int64_t j = run_end(labels, i, n);
-    if (removed[labels[i]]) std::memset(marked + i, 1, j - i);
-    i = j;
-  }
 }
 
 at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width) {
@@ -674,12 +674,11 @@ at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width) {
   return sizes;
 }
 
-// filter_components:
-// each slice is labelled into a buffer of its sample's task (reused for its
-// channels, never a (B, C, *spatial) tensor), its components counted, the
-// rule applied, and the voxels of the components that go marked in the
-// sample's output. Tasks are samples (a sample's channels write one output
-// slice); with fewer samples than threads, each labelling is parallel instead.
+// filter_components: each slice goes through the run scan's phases, its runs
+// keeping their labels (no labels written); its components are counted and
+// the runs of those that go marked in the sample's output, a run at a time.
+// Tasks are samples (a sample's channels write one output slice), each slice
+// in one chunk; with fewer samples than threads, each slice in chunks instead.
 
 // Whether each label 1 .. count of a slice goes: fewer than min_size voxels,
 // or (keep >= 1) not among the keep largest, the higher label first on ties.
@@ -707,25 +706,36 @@ at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structu
   at::Tensor out = at::zeros(shape, mask.options());
   const int64_t samples = mask.size(0), channels = mask.size(1), numel = s.shape.numel;
   if (mask.numel() == 0) return out;
+  TORCH_CHECK(joins_runs(s), "morphaug::filter_components: the structure must join neighbours along the last axis");
   const at::Tensor m = mask.contiguous();
   const bool* source = m.data_ptr<bool>();
   bool* result = out.data_ptr<bool>();
   s.slices = 1;
+  const bool by_sample = samples >= at::get_num_threads();
+  const Chunks chunks(s.shape, 1, s.shape.size[s.shape.rank - 1], by_sample ? 1 : at::get_num_threads());
   auto sample = [&](int64_t b) {
-    std::vector<int32_t> labels(numel);
     std::vector<int64_t> sizes;
     std::vector<char> removed;
     bool* marked = result + b * numel;
     for (int64_t c = 0; c < channels; ++c) {
+      RunScan<int32_t> scan(s, chunks, source + (b * channels + c) * numel, nullptr);
       int64_t count = 0;
-      run<int32_t>(s, source + (b * channels + c) * numel, labels.data(), &count);
+      label_slices<int32_t>(s, chunks, scan, &count, [&](int64_t task, auto&& label) { scan.label_runs(task, label); });
+      const auto& t = scan.tables[0];
+      auto each_run = [&](auto&& run) {
+        for (int64_t task = 0; task < chunks.tasks; ++task) {
+          for (int64_t i = scan.first_item(task); i < t.chunk_end[task]; ++i) run(t.runs[i], t.parent[i]);
+        }
+      };
       sizes.assign(count + 1, 0);
-      count_runs(labels.data(), numel, count + 1, sizes.data());  // labels 0 .. count
+      each_run([&](const Run<int32_t>& r, int32_t label) { sizes[label] += r.end - r.start; });
       removed_labels(sizes, keep, min_size, removed);
-      mark_runs(labels.data(), numel, removed, marked);
+      each_run([&](const Run<int32_t>& r, int32_t label) {
+        if (removed[label]) std::memset(marked + r.start, 1, r.end - r.start);
+      });
     }
   };
-  if (samples >= at::get_num_threads()) {
+  if (by_sample) {
     parallel_over(samples, channels * numel * 4, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) sample(b);
     });

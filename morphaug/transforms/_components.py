@@ -109,7 +109,7 @@ def _components(masks: torch.Tensor, hops: int) -> _Components:
     structure = ndimage.generate_binary_structure(masks.ndim - 2, hops)  # on the host, read there
     labels, counts = ndimage.label(masks, structure=structure)
     width = _width(counts, math.prod(masks.shape[2:]))
-    sizes = _LABEL_SIZES(labels, labels, width).view(-1, width)
+    sizes = _LABEL_SIZES(labels, labels, width).view(masks.shape[0] * masks.shape[1], width)
     sizes[:, 0].fill_(0)
     return _Components(labels, sizes)
 
@@ -441,7 +441,8 @@ class RandRemoveComponent(LabelTransform):
         # the label of the (rank+1)-th eligible component; past the last label when there is none
         target = torch.searchsorted(found, rank + 1)
         active = per_sample(params["apply"][:, None] & params["class_apply"], masks.ndim)
-        removed = (components.labels.view(batch * count, -1) == target).view(masks.shape) & active
+        labels = components.labels.view(batch * count, math.prod(x.shape[2:]))
+        removed = (labels == target).view(masks.shape) & active
         columns = torch.arange(count, device=x.device)
         moves = (params["other"][..., None] == columns) & (params["to_other"] & (params["other"] != columns))[..., None]
         gained = torch.bmm(moves.transpose(1, 2).float(), removed.flatten(2).float()).view(masks.shape) > 0
