@@ -270,6 +270,48 @@ def test_fill_holes_native_matches_scipy_on_a_volume(device, monkeypatch):
         np.testing.assert_array_equal(got[b, 0].numpy(), ndi.binary_fill_holes(x[b, 0]))
 
 
+def _line_structure(rank: int, axis: int) -> np.ndarray:
+    """The centre and its two neighbours along ``axis`` only."""
+    structure = np.zeros((3,) * rank, bool)
+    index = [1] * rank
+    for j in range(3):
+        index[axis] = j
+        structure[tuple(index)] = True
+    return structure
+
+
+FILL_CASES = [((2, 3, 60), ndi.generate_binary_structure(1, 1)),
+              ((3, 1, 30, 1), ndi.generate_binary_structure(2, 1)),
+              ((1, 2, 40, 35), ndi.generate_binary_structure(2, 2)),
+              ((2, 1, 35, 40), _line_structure(2, 1)),  # no step along axis 0: its faces are no border
+              ((2, 1, 35, 40), _line_structure(2, 0)),  # no step along the rows: the flood fill instead
+              ((1, 1, 12, 11, 13), ndi.generate_binary_structure(3, 1)),
+              ((2, 1, 12, 1, 13), ndi.generate_binary_structure(3, 3)),
+              ((1, 2, 6, 5, 7, 6), ndi.generate_binary_structure(4, 2))]
+
+
+@pytest.mark.parametrize("shape, structure", FILL_CASES)
+def test_fill_holes_by_labelling_the_background_matches_scipy(shape, structure, monkeypatch):
+    """The CPU fill_holes with one (3,) * S structure for every slice labels the background
+    (label's run scan): slices in parallel, or each slice in chunks when slices are fewer than threads."""
+    from morphaug.ndimage import binary_fill_holes
+
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    monkeypatch.delenv("MORPHAUG_EMULATE_CUDA", raising=False)
+    rng = np.random.default_rng(len(shape))
+    x = rng.random(shape) < 0.55
+    expected = np.stack([np.stack([ndi.binary_fill_holes(x[b, c], structure) for c in range(shape[1])])
+                         for b in range(shape[0])])
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2, 5):
+            torch.set_num_threads(threads)
+            got = binary_fill_holes(torch.from_numpy(x), structure)
+            np.testing.assert_array_equal(got.numpy(), expected)
+    finally:
+        torch.set_num_threads(before)
+
+
 def spiral(side):
     """A corridor of width 1 winding inwards in a square spiral (true on the corridor)."""
     corridor = np.zeros((side, side), bool)

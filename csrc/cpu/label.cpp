@@ -43,6 +43,7 @@
 #include "../core/label.h"
 #include "../launch.h"
 #include "fresh.h"
+#include "label_runs.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -746,6 +747,71 @@ at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structu
 }
 
 }  // namespace
+
+// fill_holes_by_runs (label_runs.h): as filter_components, each slice of the
+// background through the run scan's phases in a task of its own (in chunks
+// when slices are fewer than threads); a component touches the outside when a
+// run of it lies on the first or last voxel of an axis the structure steps
+// along.
+at::Tensor fill_holes_by_runs(const at::Tensor& input, const std::vector<int64_t>& structure) {
+  const at::Tensor x = input.contiguous();
+  LabelSetup s = label_setup(x, structure, at::kInt);
+  at::Tensor out = at::empty(x.sizes(), x.options());
+  const int64_t slices = s.slices, numel = s.shape.numel;
+  if (x.numel() == 0) return out;
+  if (!joins_runs(s)) return at::Tensor();
+  const int rank = s.shape.rank;
+  bool reaches[kMaxRank] = {};  // the axes a step of the structure moves along
+  for (size_t e = 0; e < structure.size(); ++e) {
+    int64_t rest = static_cast<int64_t>(e);
+    for (int k = rank - 1; k >= 0; --k, rest /= 3) reaches[k] = reaches[k] || (structure[e] && rest % 3 != 1);
+  }
+  const bool* source = x.data_ptr<bool>();
+  bool* result = out.data_ptr<bool>();
+  s.slices = 1;
+  const bool by_slice = slices >= at::get_num_threads();
+  const int64_t n = s.shape.size[rank - 1], rows = numel / n;
+  const Chunks chunks(s.shape, 1, n, by_slice ? 1 : at::get_num_threads());
+  auto fill = [&](int64_t slice) {
+    const bool* in = source + slice * numel;
+    bool* filled = result + slice * numel;
+    std::unique_ptr<bool[]> background(new bool[numel]);
+    for (int64_t i = 0; i < numel; ++i) background[i] = !in[i];
+    RunScan<int32_t> scan(s, chunks, background.get(), nullptr);
+    int64_t count = 0;
+    label_slices<int32_t>(s, chunks, scan, &count, [&](int64_t task, auto&& label) { scan.label_runs(task, label); });
+    const auto& t = scan.tables[0];
+    std::vector<char> outside(count + 1, 0);
+    int64_t coord[kMaxRank];
+    for (int64_t row = 0; row < rows; ++row) {
+      s.shape.coordinates(row * n, coord);
+      bool border_row = false;
+      for (int k = 0; k < rank - 1; ++k) {
+        border_row = border_row || (reaches[k] && (coord[k] == 0 || coord[k] == s.shape.size[k] - 1));
+      }
+      for (int64_t i = t.row_runs[2 * row]; i < t.row_runs[2 * row + 1]; ++i) {
+        const Run<int32_t>& r = t.runs[i];
+        const bool ends = reaches[rank - 1] && (r.start == row * n || r.end == row * n + n);
+        if (border_row || ends) outside[t.parent[i]] = 1;
+      }
+    }
+    std::memcpy(filled, in, numel);
+    for (int64_t row = 0; row < rows; ++row) {
+      for (int64_t i = t.row_runs[2 * row]; i < t.row_runs[2 * row + 1]; ++i) {
+        const Run<int32_t>& r = t.runs[i];
+        if (!outside[t.parent[i]]) std::memset(filled + r.start, 1, r.end - r.start);
+      }
+    }
+  };
+  if (by_slice) {
+    parallel_over(slices, numel * 4, [&](int64_t begin, int64_t end) {
+      for (int64_t slice = begin; slice < end; ++slice) fill(slice);
+    });
+  } else {
+    for (int64_t slice = 0; slice < slices; ++slice) fill(slice);
+  }
+  return out;
+}
 
 TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("label", &label_cpu);

@@ -1,4 +1,5 @@
-// CPU launcher of morphaug::propagate: a flood fill per (b, c) slice, slices in parallel.
+// CPU launcher of morphaug::propagate: a flood fill per (b, c) slice, slices in parallel;
+// and of morphaug::fill_holes, by labelling the background (label_runs.h) where it can.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -9,6 +10,7 @@
 
 #include "../core/propagate.h"
 #include "../launch.h"
+#include "label_runs.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -132,9 +134,46 @@ at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor
   return run(input, mask, weights, offsets, border, false);
 }
 
-// binary_fill_holes: the complement of the propagation from a true border into ~input.
+// The element of every slice as the 3^S flags of a (3,) * S structure, when
+// all slices share it and it fits one, is centrosymmetric and the run scan's
+// labelling takes it (at most 8 axes, slices under 2^31 voxels); else empty.
+std::vector<int64_t> shared_box_structure(const at::Tensor& input, const at::Tensor& weights,
+                                          at::IntArrayRef offsets) {
+  const int rank = static_cast<int>(input.dim() - 2);
+  const int64_t slices = weights.size(0) * weights.size(1), count = weights.size(2);
+  if (rank > 8 || slices == 0 || input.numel() / slices >= (int64_t{1} << 31)) return {};
+  const at::Tensor w = weights.contiguous();
+  const bool* first = w.data_ptr<bool>();
+  for (int64_t slice = 1; slice < slices; ++slice) {
+    if (!std::equal(first, first + count, first + slice * count)) return {};
+  }
+  int64_t elements = 1;
+  for (int k = 0; k < rank; ++k) elements *= 3;
+  std::vector<int64_t> flags(elements, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    if (!first[e]) continue;
+    int64_t index = 0;
+    for (int k = 0; k < rank; ++k) {
+      const int64_t d = offsets[e * rank + k];
+      if (d < -1 || d > 1) return {};
+      index = index * 3 + d + 1;
+    }
+    flags[index] = 1;
+  }
+  if (!std::equal(flags.begin(), flags.end(), flags.rbegin())) return {};
+  return flags;
+}
+
+// binary_fill_holes: the complement of the propagation from a true border into
+// ~input; with a structure that the run scan takes, by labelling the background.
 at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights,
                           at::IntArrayRef offsets) {
+  propagate_setup(input, std::nullopt, weights, offsets);  // the argument checks
+  const std::vector<int64_t> structure = shared_box_structure(input, weights, offsets);
+  if (!structure.empty()) {
+    at::Tensor out = fill_holes_by_runs(input, structure);
+    if (out.defined()) return out;
+  }
   return run(input, std::nullopt, weights, offsets, true, true);
 }
 

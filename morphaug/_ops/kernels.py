@@ -264,6 +264,11 @@ def fill_holes(input: torch.Tensor, weights: torch.Tensor,
     ``~propagate(zeros, mask=~input, weights, offsets, border=True)`` in one
     pass, with the same arguments and contract as :func:`propagate` (a
     centred, symmetric element per slice). Returns a new bool tensor.
+
+    On the CPU, when every slice has the same element, within ``(3,) * S``
+    and with a step along the last axis (the cross and the full box among
+    them), the background is labelled by :func:`label`'s run scan instead,
+    and its components that no step leads out of the slice from are filled.
     """
     flat = [int(v) for offset in offsets for v in offset]
     return ops_for(input).fill_holes(input, weights, flat)

@@ -98,8 +98,10 @@ the one place where a backend is chosen: propagation to a fixpoint (``iterations
 binary_propagation, binary_fill_holes) with a symmetric, centre-holding element runs
 on the native propagation kernel where it is built and each slice, padded by the
 element's reach, has fewer than ``2**31`` voxels (its int32 offsets; CPU: one
-flood fill per slice; CUDA: sweeps along the axes until one changes nothing, a
-host sync every two rounds over the axes); a centred Euclidean ball (one step),
+flood fill per slice, or for ``binary_fill_holes`` with one element within
+``(3,) * S`` for the batch, the background labelled by ``label``'s run scan;
+CUDA: sweeps along the axes until one changes nothing, a host sync every two
+rounds over the axes); a centred Euclidean ball (one step),
 cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
 native ball kernel (``_ops.kernels.ball_morphology``, int64 indices: no such
 limit); everything else on the torch backend
