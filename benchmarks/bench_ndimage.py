@@ -17,8 +17,11 @@ use instead, side by side in this process:
   loops, each on torch's thread count where it takes one.
 
 Every row notes the max absolute difference against SciPy's result. Times are
-the median of 3 calls after a warm-up call, or of 1 call when the warm-up took
-over 2 s or with ``--quick`` (tiny sizes, a smoke test; its times are noise).
+the median of 3 calls after a warm-up call (8 for calls under 0.1 s: the first
+calls of a process run while the allocator's and the kernel's page state
+settle, ``label`` on 4x1x96^3 at 8-10 ms for about 8 calls, then 4.5 ms), or of
+1 call when the warm-up took over 2 s or with ``--quick`` (tiny sizes, a smoke
+test; its times are noise).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ def _measure(fn: Callable, device: torch.device, quick: bool):
     synchronize(device)
     first = time.perf_counter() - start
     repeat = 1 if quick or first > 2.0 else 3
-    return result, timeit(fn, device, repeat=repeat, warmup=0)
+    warmup = 0 if quick or first > 0.1 else 7  # short calls settle over their first few (allocator, pages)
+    return result, timeit(fn, device, repeat=repeat, warmup=warmup)
 
 
 def _numpy(x) -> np.ndarray:
