@@ -287,7 +287,8 @@ FILL_CASES = [((2, 3, 60), ndi.generate_binary_structure(1, 1)),
               ((2, 1, 35, 40), _line_structure(2, 0)),  # no step along the rows: the flood fill instead
               ((1, 1, 12, 11, 13), ndi.generate_binary_structure(3, 1)),
               ((2, 1, 12, 1, 13), ndi.generate_binary_structure(3, 3)),
-              ((1, 2, 6, 5, 7, 6), ndi.generate_binary_structure(4, 2))]
+              ((1, 2, 6, 5, 7, 6), ndi.generate_binary_structure(4, 2)),
+              ((1, 1, 300, 400), ndi.generate_binary_structure(2, 1))]  # several chunks of one slice
 
 
 @pytest.mark.parametrize("shape, structure", FILL_CASES)
