@@ -675,11 +675,44 @@ at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width) {
   return sizes;
 }
 
-// filter_components: each slice goes through the run scan's phases, its runs
-// keeping their labels (no labels written); its components are counted and
-// the runs of those that go marked in the sample's output, a run at a time.
-// Tasks are samples (a sample's channels write one output slice), each slice
-// in one chunk; with fewer samples than threads, each slice in chunks instead.
+// --- labelled runs without labels: filter_components, fill_holes_by_runs ----------
+// Each slice goes through the run scan's phases in a task of its own, its runs
+// keeping their labels (none written), and is then read a run at a time.
+
+// The run scan's phases on one slice of `setup` (slices = 1) cut as `chunks`:
+// use(table, count), the slice's runs with their labels 1 .. count.
+template <typename Use>
+void label_slice_runs(const LabelSetup& setup, const Chunks& chunks, const bool* mask, Use&& use) {
+  RunScan<int32_t> scan(setup, chunks, mask, nullptr);
+  int64_t count = 0;
+  label_slices<int32_t>(setup, chunks, scan, &count, [&](int64_t task, auto&& label) { scan.label_runs(task, label); });
+  use(scan.tables[0], count);
+}
+
+// visit(run, label, row) for every run of a slice of `rows` rows, row by row.
+template <typename Visit>
+void each_run(const RunScan<int32_t>::SliceRuns& t, int64_t rows, Visit&& visit) {
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t i = t.row_runs[2 * row]; i < t.row_runs[2 * row + 1]; ++i) visit(t.runs[i], t.parent[i], row);
+  }
+}
+
+// task(u, chunks) for every u in [0, units), units of `work` voxel-operations
+// (a slice, or a sample's slices), with the chunks cutting one slice of
+// `setup`: units in parallel and one chunk per slice when they are as many as
+// the threads, else one after another with each slice in chunks.
+template <typename Task>
+void each_unit(const LabelSetup& setup, int64_t units, int64_t work, Task&& task) {
+  const bool parallel = units >= at::get_num_threads();
+  const Chunks chunks(setup.shape, 1, setup.shape.size[setup.shape.rank - 1], parallel ? 1 : at::get_num_threads());
+  if (parallel) {
+    parallel_over(units, work, [&](int64_t begin, int64_t end) {
+      for (int64_t u = begin; u < end; ++u) task(u, chunks);
+    });
+  } else {
+    for (int64_t u = 0; u < units; ++u) task(u, chunks);
+  }
+}
 
 // Whether each label 1 .. count of a slice goes: fewer than min_size voxels,
 // or (keep >= 1) not among the keep largest, the higher label first on ties.
@@ -697,6 +730,7 @@ void removed_labels(const std::vector<int64_t>& sizes, int64_t keep, int64_t min
   for (auto it = order.begin() + keep; it != order.end(); ++it) removed[*it] = 1;
 }
 
+// filter_components: tasks are samples (a sample's channels mark one output slice).
 at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structure, int64_t keep,
                                  int64_t min_size) {
   TORCH_CHECK(keep >= 0 && min_size >= 0, "morphaug::filter_components: keep and min_size must be >= 0, got ",
@@ -711,48 +745,31 @@ at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structu
   const at::Tensor m = mask.contiguous();
   const bool* source = m.data_ptr<bool>();
   bool* result = out.data_ptr<bool>();
+  const int64_t rows = numel / s.shape.size[s.shape.rank - 1];
   s.slices = 1;
-  const bool by_sample = samples >= at::get_num_threads();
-  const Chunks chunks(s.shape, 1, s.shape.size[s.shape.rank - 1], by_sample ? 1 : at::get_num_threads());
-  auto sample = [&](int64_t b) {
+  each_unit(s, samples, channels * numel * 4, [&](int64_t b, const Chunks& chunks) {
     std::vector<int64_t> sizes;
     std::vector<char> removed;
     bool* marked = result + b * numel;
     for (int64_t c = 0; c < channels; ++c) {
-      RunScan<int32_t> scan(s, chunks, source + (b * channels + c) * numel, nullptr);
-      int64_t count = 0;
-      label_slices<int32_t>(s, chunks, scan, &count, [&](int64_t task, auto&& label) { scan.label_runs(task, label); });
-      const auto& t = scan.tables[0];
-      auto each_run = [&](auto&& run) {
-        for (int64_t task = 0; task < chunks.tasks; ++task) {
-          for (int64_t i = scan.first_item(task); i < t.chunk_end[task]; ++i) run(t.runs[i], t.parent[i]);
-        }
-      };
-      sizes.assign(count + 1, 0);
-      each_run([&](const Run<int32_t>& r, int32_t label) { sizes[label] += r.end - r.start; });
-      removed_labels(sizes, keep, min_size, removed);
-      each_run([&](const Run<int32_t>& r, int32_t label) {
-        if (removed[label]) std::memset(marked + r.start, 1, r.end - r.start);
+      label_slice_runs(s, chunks, source + (b * channels + c) * numel, [&](const auto& t, int64_t count) {
+        sizes.assign(count + 1, 0);
+        each_run(t, rows, [&](const Run<int32_t>& r, int32_t label, int64_t) { sizes[label] += r.end - r.start; });
+        removed_labels(sizes, keep, min_size, removed);
+        each_run(t, rows, [&](const Run<int32_t>& r, int32_t label, int64_t) {
+          if (removed[label]) std::memset(marked + r.start, 1, r.end - r.start);
+        });
       });
     }
-  };
-  if (by_sample) {
-    parallel_over(samples, channels * numel * 4, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) sample(b);
-    });
-  } else {
-    for (int64_t b = 0; b < samples; ++b) sample(b);
-  }
+  });
   return out;
 }
 
 }  // namespace
 
-// fill_holes_by_runs (label_runs.h): as filter_components, each slice of the
-// background through the run scan's phases in a task of its own (in chunks
-// when slices are fewer than threads); a component touches the outside when a
-// run of it lies on the first or last voxel of an axis the structure steps
-// along.
+// fill_holes_by_runs (label_runs.h): tasks are slices of the background; a
+// component touches the outside when a run of it lies on the first or last
+// voxel of an axis the structure steps along.
 at::Tensor fill_holes_by_runs(const at::Tensor& input, const std::vector<int64_t>& structure) {
   const at::Tensor x = input.contiguous();
   LabelSetup s = label_setup(x, structure, at::kInt);
@@ -768,48 +785,36 @@ at::Tensor fill_holes_by_runs(const at::Tensor& input, const std::vector<int64_t
   }
   const bool* source = x.data_ptr<bool>();
   bool* result = out.data_ptr<bool>();
-  s.slices = 1;
-  const bool by_slice = slices >= at::get_num_threads();
   const int64_t n = s.shape.size[rank - 1], rows = numel / n;
-  const Chunks chunks(s.shape, 1, n, by_slice ? 1 : at::get_num_threads());
-  auto fill = [&](int64_t slice) {
+  s.slices = 1;
+  each_unit(s, slices, numel * 4, [&](int64_t slice, const Chunks& chunks) {
     const bool* in = source + slice * numel;
     bool* filled = result + slice * numel;
     std::unique_ptr<bool[]> background(new bool[numel]);
     for (int64_t i = 0; i < numel; ++i) background[i] = !in[i];
-    RunScan<int32_t> scan(s, chunks, background.get(), nullptr);
-    int64_t count = 0;
-    label_slices<int32_t>(s, chunks, scan, &count, [&](int64_t task, auto&& label) { scan.label_runs(task, label); });
-    const auto& t = scan.tables[0];
-    std::vector<char> outside(count + 1, 0);
-    int64_t coord[kMaxRank];
-    for (int64_t row = 0; row < rows; ++row) {
-      s.shape.coordinates(row * n, coord);
+    label_slice_runs(s, chunks, background.get(), [&](const auto& t, int64_t count) {
+      std::vector<char> outside(count + 1, 0);
+      int64_t coord[kMaxRank];
+      int64_t coord_row = -1;  // the row coord holds
       bool border_row = false;
-      for (int k = 0; k < rank - 1; ++k) {
-        border_row = border_row || (reaches[k] && (coord[k] == 0 || coord[k] == s.shape.size[k] - 1));
-      }
-      for (int64_t i = t.row_runs[2 * row]; i < t.row_runs[2 * row + 1]; ++i) {
-        const Run<int32_t>& r = t.runs[i];
+      each_run(t, rows, [&](const Run<int32_t>& r, int32_t label, int64_t row) {
+        if (row != coord_row) {
+          s.shape.coordinates(row * n, coord);
+          coord_row = row;
+          border_row = false;
+          for (int k = 0; k < rank - 1; ++k) {
+            border_row = border_row || (reaches[k] && (coord[k] == 0 || coord[k] == s.shape.size[k] - 1));
+          }
+        }
         const bool ends = reaches[rank - 1] && (r.start == row * n || r.end == row * n + n);
-        if (border_row || ends) outside[t.parent[i]] = 1;
-      }
-    }
-    std::memcpy(filled, in, numel);
-    for (int64_t row = 0; row < rows; ++row) {
-      for (int64_t i = t.row_runs[2 * row]; i < t.row_runs[2 * row + 1]; ++i) {
-        const Run<int32_t>& r = t.runs[i];
-        if (!outside[t.parent[i]]) std::memset(filled + r.start, 1, r.end - r.start);
-      }
-    }
-  };
-  if (by_slice) {
-    parallel_over(slices, numel * 4, [&](int64_t begin, int64_t end) {
-      for (int64_t slice = begin; slice < end; ++slice) fill(slice);
+        if (border_row || ends) outside[label] = 1;
+      });
+      std::memcpy(filled, in, numel);
+      each_run(t, rows, [&](const Run<int32_t>& r, int32_t label, int64_t) {
+        if (!outside[label]) std::memset(filled + r.start, 1, r.end - r.start);
+      });
     });
-  } else {
-    for (int64_t slice = 0; slice < slices; ++slice) fill(slice);
-  }
+  });
   return out;
 }
 
