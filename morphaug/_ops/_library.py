@@ -207,8 +207,8 @@ def backend_info(verbose: bool = True) -> dict:
     launchers'), ``kernels``: ``{kernel: {"used_by": ..., "cpu": ..., "cuda":
     ...}}``, each device ``"native"``, ``"torch"`` (with the reason when the
     kernel is missing there) or ``"unavailable (native forced)"``, for inputs
-    of rank 3 and float32 where the kernel takes it (else its first dtype), and ``tables``: every public
-    op's dispatch table, ``{op: [{"when", "kernel", "cpu", "cuda"}, ...]}``
+    of rank 3 and float32 where the kernel takes it (else its first dtype),
+    and ``tables``: every public op's dispatch table, ``{op: [{"when", "kernel", "cpu", "cuda"}, ...]}``
     with each device's reason the case falls through (None: it runs there),
     the last row ``"otherwise"`` on ``"torch"``.
     """

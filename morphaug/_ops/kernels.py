@@ -354,8 +354,9 @@ def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size
     Returns:
         bool ``(B, 1, *S)``: the removed voxels of any channel.
 
-    Each slice is labelled into a buffer of its sample, counted and marked
-    there (a run of equal labels at a time): no ``(B, C, *S)`` labels.
+    Each slice goes through :func:`label`'s run scan, its runs keeping their
+    labels (none written), and is counted and marked a run at a time: no
+    ``(B, C, *S)`` labels.
     """
     rank = mask.ndim - 2  # the structure's flags in C order, plain ints (constants while Dynamo traces)
     flags = [int(sum(map(abs, step)) <= connectivity) for step in itertools.product((-1, 0, 1), repeat=rank)]

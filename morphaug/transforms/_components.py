@@ -5,9 +5,9 @@ per class), with no loop over samples or classes and no host sync but the
 documented class inference.
 
 * The filters (keep the largest, remove the small ones) run the native
-  ``filter_components`` kernel on the CPU: each mask labelled into a buffer
-  of its sample, counted, the rule applied and the removed voxels marked,
-  with no ``(sample, class, voxel)`` labels. Elsewhere, and on the torch
+  ``filter_components`` kernel on the CPU: each mask through ``label``'s run
+  scan, its runs keeping their labels, counted, the rule applied and the
+  removed runs marked, with no ``(sample, class, voxel)`` labels. Elsewhere, and on the torch
   backend, :func:`morphaug.ndimage.label` labels the batch, an ``index_add_``
   counts the components into a ``(sample * class, label)`` table, the rule
   (a top-k, a threshold) is applied there and an ``index_select`` maps it
