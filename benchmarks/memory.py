@@ -13,9 +13,10 @@ path of about N^3 / 4 voxels, the longest a flood can be made to take.
 corridor (its memory does not depend on the content).
 
 ``--structure asymmetric`` adds one corner (offset (-1, -1, -1)) to the
-cross: the native propagation does not take it (its elements must be
-symmetric), so every morphaug row of the two fixpoint ops runs the torch
-backend, whose labelling follows the cross both ways and the corner one way.
+cross, an offset without its mirror: the torch backend's labelling follows
+the cross both ways and the corner one way, the native flood fill follows
+each offset the way it leads (and ``binary_fill_holes`` cannot label the
+background with ``label``'s run scan).
 
 Each (op, library) runs in a fresh process, after a warm-up on a tiny input:
 the extra peak is the growth of the process's maximum resident set size over

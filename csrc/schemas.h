@@ -41,7 +41,7 @@ inline void define_schemas(torch::Library& m) {
       "grey_structure(Tensor input, int[] shape, float[] structure, int[] footprint, int[] origin, "
       "int[] mode, Scalar cval, bool maximum) -> Tensor");
   // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
-  // (B, C, *spatial) tensor for an element that holds its centre and is symmetric:
+  // (B, C, *spatial) tensor for an element that holds its centre (symmetric or not):
   // `offsets` holds rank displacements per element offset (relative to the
   // centre, every spatial axis), `weights` (B, C, offsets) bool which of them
   // each slice's element holds; mask (input's shape, bool) or None (everywhere).

@@ -60,7 +60,7 @@ def test_a_large_host_element_costs_no_python_object_per_position(monkeypatch):
     try:
         dilated, eroded = binary_dilation(x, structure), binary_erosion(x, structure)
         element = Element.from_argument(structure, x, (0, 1, 2), 0)
-        facts = element.symmetric(), element.ball
+        facts = element.used_by_all(element.centre), element.ball
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -71,16 +71,14 @@ def test_a_large_host_element_costs_no_python_object_per_position(monkeypatch):
     assert_close_to_reference(eroded[0, 0].numpy(), ndi.binary_erosion(array, ball), exact=True)
 
 
-def test_symmetric_and_links_read_mirrors_through_the_centre():
-    """``symmetric`` and ``links`` on shifted and per-sample elements: ``d`` pairs with ``-d``
-    about the (shifted) centre, per slice."""
+def test_links_read_mirrors_through_the_centre():
+    """``links`` on shifted and per-sample elements: ``d`` pairs with ``-d`` about the
+    (shifted) centre, per slice."""
     x = torch.zeros(2, 1, 5, dtype=torch.bool)
     shifted = Element.from_argument([1, 1, 1, 0], x, (0,), -1)  # centre at index 1: offsets -1, 0, 1
-    assert shifted.symmetric()
     two_way, one_way = shifted.links()
     assert [offset for offset, _ in two_way] == [(-1,), (1,)] and one_way == []
     per_sample = Element.from_argument([[1, 1, 1], [0, 1, 1]], x, (0,), 0)
-    assert not per_sample.symmetric()
     two_way, one_way = per_sample.links()
     assert [(offset, weight.flatten().tolist()) for offset, weight in two_way] == [
         ((-1,), [True, False]), ((1,), [True, False])]
@@ -88,15 +86,15 @@ def test_symmetric_and_links_read_mirrors_through_the_centre():
 
 
 ASYMMETRIC = generate_binary_structure(3, 1).numpy()
-ASYMMETRIC[0, 0, 0] = True  # the cross and one corner: no native kernel takes it
+ASYMMETRIC[0, 0, 0] = True  # the cross and one corner: one offset without its mirror
 
 
 @pytest.mark.parametrize("op", ["fill_holes", "propagation", "dilation border 1"])
 def test_an_asymmetric_element_floods_a_maze_in_a_few_reads(op, policy, monkeypatch):
     """A maze whose corridor winds through the whole 33^3 volume (about 8,000 voxels
-    long), flooded with an element the native propagation does not take: the torch
-    backend follows the corridor in a few chunks of work, not one step per voxel of it
-    (about 130 reads of 64 steps each, and seconds, before)."""
+    long), flooded with an element that has a one-way offset: the torch backend follows
+    the corridor in a few chunks of work, not one step per voxel of it (about 130 reads
+    of 64 steps each, and seconds, before); the native flood fill reads nothing back."""
     walls = serpentine(33)
     seed = np.zeros_like(walls)
     seed[0, 1, 1] = True  # the opening

@@ -24,27 +24,27 @@ A = torch.softmax(torch.rand(3, 6, generator=GEN, dtype=torch.float64), -1)
 B = torch.softmax(torch.rand(3, 5, generator=GEN, dtype=torch.float64), -1)
 COST = torch.rand(6, 5, generator=GEN, dtype=torch.float64)
 HISTS = torch.softmax(torch.rand(2, 2, 36, generator=GEN, dtype=torch.float64), -1).view(2, 2, 6, 6)
-ASYMMETRIC = np.array([[0, 1, 0], [0, 1, 1], [0, 0, 0]], bool)
+NO_CENTRE = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], bool)  # no native kernel takes an element without its centre
 
 # (table, case): (call, the kernel it must run, or None for the torch backend)
 CALLS = {
-    ("binary_erosion", "iterations < 1 with a centred, symmetric element read on the host, each padded slice "
-                       "under 2^31 voxels"):
+    ("binary_erosion", "iterations < 1 with an element read on the host that holds its centre, each padded "
+                       "slice under 2^31 voxels"):
         (lambda: ndimage.binary_erosion(M, iterations=0), "propagate"),
     ("binary_erosion", "a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                        "border_value 0, no mask"):
         (lambda: ndimage.binary_erosion(M, np.ones((3, 3), bool), iterations=2), "ball_morphology"),
     ("binary_erosion", "otherwise"): (lambda: ndimage.binary_erosion(M, mask=~M), None),
-    ("binary_dilation", "iterations < 1 with a centred, symmetric element read on the host, each padded slice "
-                        "under 2^31 voxels"):
+    ("binary_dilation", "iterations < 1 with an element read on the host that holds its centre, each padded "
+                        "slice under 2^31 voxels"):
         (lambda: ndimage.binary_propagation(M, mask=X > 0.2), "propagate"),
     ("binary_dilation", "a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                         "border_value 0, no mask"):
         (lambda: ndimage.binary_dilation(M), "ball_morphology"),
     ("binary_dilation", "otherwise"): (lambda: ndimage.binary_dilation(M, border_value=1), None),
-    ("binary_fill_holes", "a centred, symmetric element read on the host, each padded slice under 2^31 voxels"):
+    ("binary_fill_holes", "an element read on the host that holds its centre, each padded slice under 2^31 voxels"):
         (lambda: ndimage.binary_fill_holes(M), "fill_holes"),
-    ("binary_fill_holes", "otherwise"): (lambda: ndimage.binary_fill_holes(M, ASYMMETRIC), None),
+    ("binary_fill_holes", "otherwise"): (lambda: ndimage.binary_fill_holes(M, NO_CENTRE), None),
     ("distance_transform_edt", "every input"): (lambda: ndimage.distance_transform_edt(M), "edt"),
     ("distance_transform_edt", "otherwise"):  # 17 axes: more than the kernel takes
         (lambda: ndimage.distance_transform_edt(torch.zeros((1, 1) + (1,) * 17)), None),

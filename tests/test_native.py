@@ -185,14 +185,25 @@ def test_cdt_no_background_stays_minus_one():
 
 # --- propagate / fill_holes --------------------------------------------------
 
+def _element_holding_its_centre(draw, rank):
+    """A generate_binary_structure element, or a random (3,) * rank one that holds its
+    centre (offsets without their mirror: a flood that runs one way along them)."""
+    if draw(st.booleans()):
+        return ndi.generate_binary_structure(rank, draw(st.integers(1, rank)))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    element = np.random.default_rng(seed).random((3,) * rank) < 0.4
+    element[(1,) * rank] = True
+    return element
+
+
 @st.composite
 def elements(draw, shape):
-    """A generate_binary_structure element, shared (*k), per sample (B, *k) or per (B, C, *k)."""
+    """An element that holds its centre (:func:`_element_holding_its_centre`), shared (*k),
+    per sample (B, *k) or per (B, C, *k)."""
     rank = len(shape) - 2
     kind = draw(st.sampled_from(["shared", "sample", "channel"]))
     lead = {"shared": (), "sample": shape[:1], "channel": shape[:2]}[kind]
-    picks = [ndi.generate_binary_structure(rank, draw(st.integers(1, rank)))
-             for _ in range(int(np.prod(lead, dtype=int)))]
+    picks = [_element_holding_its_centre(draw, rank) for _ in range(int(np.prod(lead, dtype=int)))]
     return np.stack(picks).reshape(lead + (3,) * rank)
 
 
@@ -240,6 +251,8 @@ def test_propagation_kernel_against_torch_backend(device, monkeypatch):
     x = torch.from_numpy(rng.random((2, 3, 20, 17, 9)) < 0.35).to(dev)
     region = torch.from_numpy(rng.random((2, 3, 20, 17, 9)) < 0.7).to(dev)
     ball = torch.from_numpy(ndi.iterate_structure(ndi.generate_binary_structure(3, 1), 2))
+    one_way = np.zeros((3, 5, 3), bool)  # the centre, steps one way along axis 1, a corner
+    one_way[1, 2:, 1] = one_way[0, 0, 0] = one_way[2, 1, 1] = True
     cases = [
         lambda: binary_fill_holes(x.to(torch.float32)),
         lambda: binary_fill_holes(x, ndi.generate_binary_structure(2, 2), axes=(0, 2)),
@@ -248,6 +261,9 @@ def test_propagation_kernel_against_torch_backend(device, monkeypatch):
         lambda: binary_erosion(x | region, None, 0, region, border_value=0),
         lambda: binary_erosion(x | region, ndi.generate_binary_structure(3, 3), -1, None,
                                border_value=1),
+        lambda: binary_fill_holes(x, one_way),
+        lambda: binary_dilation(x & ~region, one_way, -1, region, border_value=1),
+        lambda: binary_erosion(x | region, one_way[::-1], 0, region, border_value=0),
     ]
     for case in cases:
         monkeypatch.setenv("MORPHAUG_BACKEND", "native")
@@ -1292,7 +1308,7 @@ def test_use_native_honours_the_environment(monkeypatch):
 def test_use_native_without_the_extension(monkeypatch):
     from morphaug._ops import _library
 
-    monkeypatch.setattr(_library, "load_native", lambda: (None, "morphaug._C is not importable (test)"))
+    monkeypatch.setattr(_library, "load_native", lambda emulate=None: (None, "morphaug._C is not importable (test)"))
     x = torch.zeros(1, 1, 4, 4)
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
     assert not _ops.use_native("edt", x)

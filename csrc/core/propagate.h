@@ -1,11 +1,12 @@
 // Binary propagation (SciPy's binary_dilation with iterations = -1 and a mask)
-// for a symmetric element that holds its centre: a flood fill on CPU, sweeps
-// along the axes on CUDA (propagate_sweep).
+// for an element that holds its centre: a flood fill on CPU, sweeps along the
+// axes on CUDA (propagate_sweep).
 //
-// The masked OR step is then extensive and monotone and its offsets join
-// voxels both ways, so its fixpoint is the input plus every mask voxel joined
-// (through element offsets, inside the mask) to a true input voxel or, when
-// border_value = 1, to the outside of the volume. A slice lives in a byte
+// The masked OR step is then extensive and monotone: an open voxel p turns
+// reached when p + d is reached for an offset d of the element (one way only
+// where the element lacks -d), so its fixpoint is the input plus every mask
+// voxel that a path of such steps, inside the mask, leads to from a true input
+// voxel or, when border_value = 1, from the outside of the volume. A slice lives in a byte
 // buffer padded by the element's reach on each axis, so that neighbour
 // offsets are constants and need no bounds checks.
 #pragma once
@@ -43,8 +44,9 @@ MORPHAUG_HD uint8_t propagate_start(bool input, bool in_mask, bool fill) {
   return input ? kPropagateReached : (in_mask ? kPropagateOpen : kPropagateClosed);
 }
 
-// Visits the open neighbours of voxel p (offsets[0 .. count)), marks them
-// reached and hands each to `push`. Returns how many were reached.
+// Visits the open voxels p + offsets[0 .. count) (those that read p: the
+// element's offsets negated), marks them reached and hands each to `push`.
+// Returns how many were reached.
 template <typename Push>
 MORPHAUG_HD int propagate_visit(uint8_t* state, int64_t p, const int32_t* offsets, int count,
                                 Push&& push) {

@@ -16,21 +16,26 @@
 namespace morphaug {
 namespace {
 
-// One slice. `state` holds padded_numel bytes, `stack` is scratch.
+// One slice. `state` holds padded_numel bytes, `stack`, `active` and `pushed` are scratch.
 void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, const bool* weight,
                      bool border, bool fill, bool* out, std::vector<uint8_t>& state,
                      std::vector<int32_t>& stack, std::vector<int32_t>& active,
-                     std::vector<uint8_t>& seeded) {
+                     std::vector<int32_t>& pushed, std::vector<uint8_t>& seeded) {
   active.clear();
   for (int64_t e = 0; e < s.count; ++e) {
     if (weight[e] && s.offset[e] != 0) active.push_back(s.offset[e]);
   }
   // Vincent's hybrid reconstruction: a forward raster pass (neighbours
   // before the voxel in memory order), a backward one (those after it) that
-  // keeps each reached voxel with an open neighbour after it, then a
-  // depth-first flood from those. A voxel left open by both passes next to a
-  // reached one always sits after it, so the flood completes the fixpoint.
+  // keeps each reached voxel that an open voxel after it reads, then a
+  // depth-first flood from those. A voxel left open by both passes that reads
+  // a reached one always sits after it, so the flood completes the fixpoint.
+  // An open voxel p turns reached when p + d is reached (d in `active`, the
+  // passes read them); so a reached voxel q turns q - d reached (`pushed`, the
+  // flood writes them): the same offsets for a symmetric element.
   std::sort(active.begin(), active.end());
+  pushed.assign(active.rbegin(), active.rend());
+  for (int32_t& d : pushed) d = -d;  // sorted too
   const int count = static_cast<int>(active.size());
   const int32_t* offsets = active.data();
   const PaddedShape& padded = s.padded;
@@ -43,8 +48,9 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
     split[1] += offsets[e] < 0;
     split[2] += offsets[e] <= reach;
   }
-  const int32_t* later = offsets + split[1];
-  const int after = count - split[1];
+  // the voxels after q that q's state seeds: q - d for the offsets d < 0
+  const int32_t* later = pushed.data() + (count - split[1]);
+  const int after = split[1];
   uint8_t* st = state.data();
   std::memset(st, border ? kPropagateReached : kPropagateClosed, s.padded_numel);
   const int64_t n = padded.size[last];
@@ -75,7 +81,7 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
     const int64_t first = padded.position(row * n);
     propagate_row(st, first, n, offsets + split[2], count - split[2], offsets + split[1],
                   split[2] - split[1], false, seeded.data());
-    // the row is final for both passes: keep its reached voxels with an open neighbour after them
+    // the row is final for both passes: keep its reached voxels that an open voxel after them reads
     uint8_t* keep = seeded.data();
     const uint8_t* sr = st + first;
     for (int64_t i = 0; i < n; ++i) keep[i] = 0;
@@ -90,7 +96,7 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
   while (!stack.empty()) {
     const int64_t p = stack.back();
     stack.pop_back();
-    propagate_visit(st, p, offsets, count,
+    propagate_visit(st, p, pushed.data(), count,
                     [&](int64_t q) { stack.push_back(static_cast<int32_t>(q)); });
   }
   for (int64_t row = 0; row < rows; ++row) {
@@ -118,12 +124,12 @@ at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
   bool* op = out.data_ptr<bool>();
   parallel_over(s.slices, s.padded_numel, [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> state(s.padded_numel);
-    std::vector<int32_t> stack, active;
+    std::vector<int32_t> stack, active, pushed;
     std::vector<uint8_t> seeded;
     for (int64_t slice = begin; slice < end; ++slice) {
       const int64_t o = slice * s.slice_numel;
       propagate_slice(s, xp + o, mp ? mp + o : nullptr, wp + slice * s.count, border, fill, op + o,
-                      state, stack, active, seeded);
+                      state, stack, active, pushed, seeded);
     }
   });
   return out;

@@ -245,10 +245,11 @@ def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Ten
     Returns:
         a new bool tensor of the input's shape.
 
-    Contract: every slice's element must hold its centre and be symmetric
-    (``d`` in it implies ``-d``); the fixpoint is then the input plus the mask
-    voxels joined through element offsets, inside the mask, to a true voxel
-    or (``border``) to the outside. The kernel trusts this: on CPU it floods
+    Contract: every slice's element must hold its centre; the masked step is
+    then extensive and monotone, and its fixpoint is the input plus the mask
+    voxels that a path of element offsets, inside the mask, leads to from a
+    true voxel or (``border``) from the outside (a voxel ``p`` reads ``p +
+    d``; one way only where the element lacks ``-d``). The kernel trusts this: on CPU it floods
     each slice once (depth-first, slices in parallel), on CUDA it sweeps
     along the axes until a sweep changes nothing (a host sync every two
     rounds over the axes); SciPy's result exactly, with no pass per iteration.
@@ -262,8 +263,8 @@ def fill_holes(input: torch.Tensor, weights: torch.Tensor,
     """``binary_fill_holes`` of each slice of a bool ``(B, C, *S)`` tensor.
 
     ``~propagate(zeros, mask=~input, weights, offsets, border=True)`` in one
-    pass, with the same arguments and contract as :func:`propagate` (a
-    centred, symmetric element per slice). Returns a new bool tensor.
+    pass, with the same arguments and contract as :func:`propagate` (an
+    element that holds its centre per slice). Returns a new bool tensor.
 
     On the CPU, when every slice has the same element, within ``(3,) * S``
     and with a step along the last axis (the cross and the full box among

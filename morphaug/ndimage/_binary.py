@@ -95,7 +95,7 @@ Backends
 Each public function normalises its arguments and then calls
 :func:`_binary_erosion`, SciPy's private worker on normalised arguments; it is
 the one place where a backend is chosen: propagation to a fixpoint (``iterations < 1``,
-binary_propagation, binary_fill_holes) with a symmetric, centre-holding element runs
+binary_propagation, binary_fill_holes) with an element that holds its centre runs
 on the native propagation kernel where it is built and each slice, padded by the
 element's reach, has fewer than ``2**31`` voxels (its int32 offsets; CPU: one
 flood fill per slice, or for ``binary_fill_holes`` with one element within
@@ -204,10 +204,10 @@ def _ball_case(x, element, iterations, mask, border, invert):
 def _table(op: str) -> _ops.Table:
     """binary_erosion's or binary_dilation's dispatch table (and so every binary op's)."""
     return _ops.Table(op, [
-        _ops.Case("iterations < 1 with a centred, symmetric element read on the host, each padded slice "
-                  "under 2^31 voxels", "propagate",
+        _ops.Case("iterations < 1 with an element read on the host that holds its centre, each padded "
+                  "slice under 2^31 voxels", "propagate",
                   lambda x, element, iterations, mask, border, invert: (
-                      iterations < 1 and element.symmetric() and _flood_fits(x, element)),
+                      iterations < 1 and element.used_by_all(element.centre) and _flood_fits(x, element)),
                   _propagate_case),
         _ops.Case("a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                   "border_value 0, no mask", "ball_morphology",
@@ -227,12 +227,13 @@ def _ball_native(x, metric, radius, erode):
 
 
 def _propagate_native(x, element, mask, border):
-    """The propagation kernel of ``morphaug._C`` (``_ops.kernels.propagate``) for a symmetric element."""
+    """The propagation kernel of ``morphaug._C`` (``_ops.kernels.propagate``) for an element that holds
+    its centre."""
     return _ops.kernels.propagate(x, mask, *_flood_element(element, x), border)
 
 
 def _flood_element(element, x):
-    """``(weights, offsets)`` of a symmetric element for ``_ops.kernels.propagate`` / ``fill_holes``."""
+    """``(weights, offsets)`` of an element for ``_ops.kernels.propagate`` / ``fill_holes``."""
     weights = element.tensor.flatten(2).index_select(2, element.used.to(element.tensor.device))
     return weights.expand(x.shape[0], x.shape[1], len(element.used)), element.offsets.tolist()
 
@@ -565,11 +566,11 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     ``binary_dilation(input, structure, -1, mask, output, border_value,
     origin)``, as in SciPy. Exact parity (for ``origin != 0`` with SciPy's
     ``brute_force=True`` result, see the module docstring of
-    ``morphaug.ndimage._binary``). With an element that holds its centre and
-    is symmetric (``d`` in it implies ``-d``, as the default), the native
-    propagation kernel runs where it is built (CPU: one flood fill per slice;
-    CUDA: sweeps along the axes), unless a slice padded by the element's reach
-    reaches ``2**31`` voxels. Else the torch backend labels the connected
+    ``morphaug.ndimage._binary``). With an element that holds its centre (as
+    the default; symmetric or not), the native propagation kernel runs where
+    it is built (CPU: one flood fill per slice; CUDA: sweeps along the axes),
+    unless a slice padded by the element's reach reaches ``2**31`` voxels.
+    Else the torch backend labels the connected
     components that the element's two-way offsets make of the mask
     (min-label propagation with pointer jumping, a few host syncs), and
     follows its other offsets from the voxels reached last; peak extra
@@ -622,7 +623,7 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     ``~binary_dilation(zeros, structure, -1, ~input, border_value=1,
     origin)``, as in SciPy; exact parity (for ``origin != 0`` with SciPy's
     ``brute_force=True`` result). NaN counts as foreground. With an element
-    that holds its centre and is symmetric (as the default), the native fill
+    that holds its centre (as the default; symmetric or not), the native fill
     kernel runs where it is built (unless a slice padded by the element's
     reach reaches ``2**31`` voxels), else the torch backend labels the
     connected components of the background, as ``binary_propagation`` does:
@@ -660,8 +661,9 @@ def _fill_holes_torch(x, element, structure, origin, axes):
 
 
 _FILL_HOLES = _ops.Table("binary_fill_holes", [
-    _ops.Case("a centred, symmetric element read on the host, each padded slice under 2^31 voxels",
+    _ops.Case("an element read on the host that holds its centre, each padded slice under 2^31 voxels",
               "fill_holes",
-              lambda x, element, structure, origin, axes: element.symmetric() and _flood_fits(x, element),
+              lambda x, element, structure, origin, axes: (element.used_by_all(element.centre)
+                                                           and _flood_fits(x, element)),
               lambda x, element, structure, origin, axes: _ops.kernels.fill_holes(x, *_flood_element(element, x))),
 ], _fill_holes_torch)

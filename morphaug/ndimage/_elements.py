@@ -82,7 +82,7 @@ class Element:
     Building one costs O(1); what the kernels read of it is computed when first
     asked for, in vectorised work over the element (O(element size)), and kept
     (with the element, for the next calls with the same small host element):
-    :attr:`ball` and :meth:`symmetric` for the dispatch tables, :attr:`used`
+    :attr:`ball` and :meth:`used_by_all` for the dispatch tables, :attr:`used`
     and :attr:`offsets` for the native propagation, :attr:`terms` and
     :meth:`links` (one Python tuple per position) for the torch backend only.
     """
@@ -255,11 +255,6 @@ class Element:
                 return metric, radius
         return None
 
-    def symmetric(self) -> bool:
-        """Whether every sample's element holds its centre and ``-d`` with each offset ``d``."""
-        if not self.used_by_all(self.centre):
-            return False
-        return torch.equal(self.host, self._mirror[0])
 
 
 def _mirrored(element: torch.Tensor, centre) -> torch.Tensor:
