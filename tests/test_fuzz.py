@@ -694,3 +694,28 @@ def test_outputs_whose_elements_share_memory_are_refused():
     for argument, call in calls.items():
         with pytest.raises(ValueError, match=f"^{argument} has elements that share memory"):
             call()
+
+
+def test_numpy_views_with_negative_strides_are_taken_as_their_copies():
+    """``np.flip`` and ``a[::-1]`` give views that torch cannot share: elements, masks, a CDT
+    metric and a measurement index taken from one are read as their copies (they used to
+    raise "structure must be array-like, got ndarray")."""
+    rng = np.random.default_rng(3)
+    x = torch.from_numpy(rng.random((2, 1, 9, 8)) < 0.5)
+    image = torch.from_numpy(rng.random((2, 1, 9, 8)))
+    labels, _ = ndimage.label(x)
+    calls = {
+        "structure": lambda a: ndimage.binary_dilation(x, a),
+        "fill_holes structure": lambda a: ndimage.binary_fill_holes(x, a),
+        "footprint": lambda a: ndimage.grey_erosion(image, footprint=a),
+        "grey structure": lambda a: ndimage.grey_dilation(image, structure=a.astype(float)),
+        "mask": lambda a: ndimage.binary_erosion(x, mask=np.pad(a, ((3, 3), (3, 2)))),
+        "metric": lambda a: ndimage.distance_transform_cdt(x, a | a[::-1, ::-1]),
+        "label structure": lambda a: ndimage.label(x, a | a[::-1, ::-1])[0],
+        "index": lambda a: ndimage.sum_labels(image, labels, np.flatnonzero(a.ravel())),
+    }
+    element = np.array([[0, 1, 1], [0, 1, 0], [1, 1, 0]], bool)
+    flipped = element[::-1]
+    assert any(stride < 0 for stride in flipped.strides)
+    for argument, call in calls.items():
+        assert torch.equal(call(flipped), call(flipped.copy())), argument

@@ -70,9 +70,9 @@ KERNELS = {
     "grey_box": Kernel(_FLAT_GREY_DTYPES, 16, "grey ops with size or an all-true footprint"),
     "grey_footprint": Kernel(_FLAT_GREY_DTYPES, 16, "grey ops with one footprint read on the host"),
     "grey_structure": Kernel(_REAL_DTYPES, 16, "grey ops with one structure read on the host"),
-    "propagate": Kernel(None, 16, "binary ops with iterations < 1, binary_propagation (centred, "
-                                  "symmetric host element)"),
-    "fill_holes": Kernel(None, 16, "binary_fill_holes (centred, symmetric host element)"),
+    "propagate": Kernel(None, 16, "binary ops with iterations < 1, binary_propagation (host element "
+                                  "holding its centre)"),
+    "fill_holes": Kernel(None, 16, "binary_fill_holes (host element holding its centre)"),
     "ball_morphology": Kernel(None, 16, "binary erosion / dilation by a host ball, cross or box; "
                                         "label morphology of the transforms"),
     "signed_edt": Kernel(None, 16, "signed distance maps of the transforms (Euclidean, unit sampling)"),
@@ -122,42 +122,47 @@ def load_emulation():
     return _load("morphaug._C_emu", "morphaug_emu")
 
 
-def load_native():
+def load_native(emulate: bool | None = None):
     """``(module, None)`` once ``morphaug._C`` is imported (and ``morphaug._C_emu`` when
-    emulating CUDA), else ``(None, reason)``."""
+    emulating CUDA: ``emulate``, read from the environment when None), else ``(None, reason)``."""
     loaded = _load("morphaug._C", "morphaug")
-    if loaded[0] is not None and emulating_cuda():
+    if loaded[0] is not None and (emulating_cuda() if emulate is None else emulate):
         return load_emulation()
     return loaded
 
 
-def _namespace(device_type: str) -> str:
-    return "morphaug_emu" if device_type == "cpu" and emulating_cuda() else "morphaug"
+def _namespace(device_type: str, emulate: bool) -> str:
+    return "morphaug_emu" if device_type == "cpu" and emulate else "morphaug"
 
 
 def ops_for(tensor: torch.Tensor):
     """The ops serving ``tensor``'s device: ``torch.ops.morphaug`` (``morphaug_emu`` when emulating CUDA)."""
-    module, reason = load_native()
+    emulate = emulating_cuda()
+    module, reason = load_native(emulate)
     if module is None:
         raise RuntimeError(reason)
-    return getattr(torch.ops, _namespace(tensor.device.type))
+    return getattr(torch.ops, _namespace(tensor.device.type, emulate))
 
 
-def built_for(kernel: str, device_type: str) -> bool:
+def built_for(kernel: str, device_type: str, emulate: bool | None = None) -> bool:
     """Whether the loaded library has ``kernel`` for ``device_type`` tensors (the emulated CUDA
-    launcher for CPU tensors, when emulating CUDA)."""
+    launcher for CPU tensors, when emulating CUDA: ``emulate``, read from the environment when
+    None)."""
+    emulate = emulating_cuda() if emulate is None else emulate
     key = _DISPATCH_KEYS.get(device_type)
-    return key is not None and load_native()[0] is not None and _built[_namespace(device_type), kernel, key]
+    return (key is not None and load_native(emulate)[0] is not None
+            and _built[_namespace(device_type, emulate), kernel, key])
 
 
 def why_not(kernel: str, device_type: str, dtype: torch.dtype | None = None, rank: int | None = None) -> str | None:
     """None when ``kernel`` can take a call on ``device_type`` (of ``dtype`` and spatial ``rank``,
     where given), else the reason it cannot."""
     spec = KERNELS[kernel]
-    module, reason = load_native()
+    emulate = emulating_cuda()  # read once per call: each read of the environment costs a microsecond
+    module, reason = load_native(emulate)
     if module is None:
         return reason
-    if not built_for(kernel, device_type):
+    if not built_for(kernel, device_type, emulate):
         return f"morphaug._C has no {kernel!r} kernel for {device_type} tensors"
     if spec.dtypes is not None and dtype is not None and dtype not in spec.dtypes:
         return f"the native {kernel!r} kernel does not take {dtype}"

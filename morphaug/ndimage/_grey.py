@@ -114,6 +114,7 @@ from ._normalize import (
     check_input,
     check_output,
     finish_output,
+    host_tensor,
     normalize_axes,
     normalize_element,
     normalize_mode,
@@ -163,7 +164,7 @@ def _on_host(element, normalized: torch.Tensor) -> np.ndarray | None:
         if element.device.type != "cpu":
             return None
     else:
-        element = torch.as_tensor(np.asarray(element))
+        element = host_tensor(element)
     return element.to(normalized.dtype).numpy(force=True).reshape(normalized.shape)
 
 
@@ -211,8 +212,8 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
         host = _on_host(element, footprint)
     if host is not None:
         per_slice = host.reshape(*host.shape[:2], math.prod(host.shape[2:]))  # B may be 0
-        empty = np.argwhere(~per_slice.any(axis=-1))
-        if len(empty):
+        if not per_slice.any(axis=-1).all():
+            empty = np.argwhere(~per_slice.any(axis=-1))
             raise ValueError(
                 "footprint must have at least one true element (SciPy: all-zero "
                 f"footprint is not supported); the element at (sample, channel) index "

@@ -84,7 +84,7 @@ from .. import _sync
 from .._checks import check_int
 from . import _unsigned
 from ._docs import filler
-from ._normalize import check_input
+from ._normalize import check_input, host_tensor
 
 __all__ = ["sum_labels", "mean", "minimum", "maximum", "center_of_mass", "find_objects"]
 
@@ -157,7 +157,7 @@ def _index_keys(index, dtype: torch.dtype, device: torch.device) -> tuple[torch.
     that such labels can hold (the others are absent); on the host or on ``device``, where the
     index is."""
     try:
-        values = torch.as_tensor(index)
+        values = index if isinstance(index, torch.Tensor) else host_tensor(index)
     except (TypeError, ValueError, RuntimeError) as error:
         raise TypeError(f"index must be None, an int, a sequence of ints or an integer tensor "
                         f"(values within int64), got {index!r}") from error

@@ -204,12 +204,21 @@ def normalize_iterations(iterations) -> int:
     return check_int(iterations, "iterations")
 
 
+def host_tensor(value) -> torch.Tensor:
+    """An array-like ``value`` (not a tensor) as a CPU tensor, sharing a NumPy array's memory
+    where torch can: a view with negative strides (``np.flip``, ``a[::-1]``) is copied."""
+    array = np.asarray(value)
+    if any(stride < 0 for stride in array.strides):
+        array = array.copy()
+    return torch.as_tensor(array)
+
+
 def _as_tensor(value, name: str, device: torch.device) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         tensor = check_dense(value, name)
     else:
         try:
-            tensor = torch.as_tensor(np.asarray(value))
+            tensor = host_tensor(value)
         except (TypeError, ValueError, RuntimeError) as error:
             raise TypeError(f"{name} must be array-like, got {type(value).__name__}") from error
     if tensor.is_complex():
@@ -246,17 +255,15 @@ def normalize_element(element, input: torch.Tensor, n_axes: int, name: str,
     if any(k < 1 for k in tensor.shape[extra:]):
         raise ValueError(f"{name} must not be empty, got shape {tuple(tensor.shape)}")
     if dtype == torch.bool:
-        tensor = tensor != 0
+        tensor = tensor if tensor.dtype == torch.bool else tensor != 0
     else:
         # Reading values back is a host sync: only host elements are checked.
         if tensor.device.type == "cpu" and tensor.dtype.is_floating_point and torch.isnan(tensor).any():
             raise ValueError(f"{name} must not contain NaN")
         tensor = tensor.to(dtype)
     if extra == 0:
-        tensor = tensor[None, None]
-    elif extra == 1:
-        tensor = tensor[:, None]
-    return tensor
+        return tensor.view(1, 1, *tensor.shape)
+    return tensor.unsqueeze(1) if extra == 1 else tensor
 
 
 def normalize_mask(mask, input: torch.Tensor, name: str = "mask") -> torch.Tensor | None:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .._checks import check_int
-from ._normalize import check_dense, normalize_origin
+from ._normalize import check_dense, host_tensor, normalize_origin
 
 __all__ = ["generate_binary_structure", "iterate_structure"]
 
@@ -125,7 +125,7 @@ def iterate_structure(structure, iterations, origin=None):
         element = check_dense(structure, "structure")
     else:
         try:
-            element = torch.as_tensor(np.asarray(structure))
+            element = host_tensor(structure)
         except (TypeError, ValueError, RuntimeError) as error:
             raise TypeError(
                 f"structure must be array-like, got {type(structure).__name__}"
