@@ -208,9 +208,10 @@ def host_tensor(value) -> torch.Tensor:
     """An array-like ``value`` (not a tensor) as a CPU tensor, sharing a NumPy array's memory
     where torch can: a view with negative strides (``np.flip``, ``a[::-1]``) is copied."""
     array = np.asarray(value)
-    if any(stride < 0 for stride in array.strides):
-        array = array.copy()
-    return torch.as_tensor(array)
+    try:
+        return torch.as_tensor(array)
+    except ValueError:  # "At least one stride in the given numpy array is negative"
+        return torch.as_tensor(array.copy())
 
 
 def _as_tensor(value, name: str, device: torch.device) -> torch.Tensor:
