@@ -193,7 +193,7 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
     # size, origin and mode sequences follow ``axes``; element dimensions follow
     # the filtered axes in increasing order, as in SciPy's footprint expansion.
     order = sorted(range(n), key=axes.__getitem__)
-    in_order = (lambda values: tuple(values[i] for i in order))
+    in_order = tuple if order == list(range(n)) else (lambda values: tuple(values[i] for i in order))
     origins = in_order(normalize_origin(origin, n))
     structure_host = None
     if structure is not None:
