@@ -17,11 +17,12 @@ use instead, side by side in this process:
   loops, each on torch's thread count where it takes one.
 
 Every row notes the max absolute difference against SciPy's result. Times are
-the median of 3 calls after a warm-up call (8 for calls under 0.1 s: the first
-calls of a process run while the allocator's and the kernel's page state
-settle, ``label`` on 4x1x96^3 at 8-10 ms for about 8 calls, then 4.5 ms), or of
-1 call when the warm-up took over 2 s or with ``--quick`` (tiny sizes, a smoke
-test; its times are noise).
+the median of 3 calls after a warm-up call, or of 11 after 8 for calls of 0.1 s
+or less (the first calls of a process run while the allocator's and the
+kernel's page state settle, ``label`` on 4x1x96^3 at 8-10 ms for about 8
+calls, then 4.5 ms; and the medians of 3 short calls swung by 1.3x between
+runs), or of 1 call when the warm-up took over 2 s or with ``--quick`` (tiny
+sizes, a smoke test; its times are noise).
 """
 
 from __future__ import annotations
@@ -44,13 +45,15 @@ SCIPY = "scipy.ndimage loop"
 
 
 def _measure(fn: Callable, device: torch.device, quick: bool):
-    """``(result of the first call, median seconds)``; the first call is the warm-up."""
+    """``(result of the first call, median seconds)``: of 3 calls, or of 11 after 7 more warm-up
+    calls for calls of 0.1 s or less; the first call is the warm-up."""
     start = time.perf_counter()
     result = fn()
     synchronize(device)
     first = time.perf_counter() - start
-    repeat = 1 if quick or first > 2.0 else 3
-    warmup = 0 if quick or first > 0.1 else 7  # short calls settle over their first few (allocator, pages)
+    short = first <= 0.1  # short calls settle over their first few (allocator, pages), and vary more
+    repeat = 1 if quick or first > 2.0 else (11 if short else 3)
+    warmup = 0 if quick or not short else 7
     return result, timeit(fn, device, repeat=repeat, warmup=warmup)
 
 
