@@ -6,9 +6,9 @@
 // reached when p + d is reached for an offset d of the element (one way only
 // where the element lacks -d), so its fixpoint is the input plus every mask
 // voxel that a path of such steps, inside the mask, leads to from a true input
-// voxel or, when border_value = 1, from the outside of the volume. A slice lives in a byte
-// buffer padded by the element's reach on each axis, so that neighbour
-// offsets are constants and need no bounds checks.
+// voxel or, when border_value = 1, from the outside of the volume. A slice
+// lives in a byte buffer padded by the element's reach on each axis, so that
+// neighbour offsets are constants and need no bounds checks.
 #pragma once
 
 #include "common.h"

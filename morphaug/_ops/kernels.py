@@ -249,10 +249,11 @@ def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Ten
     then extensive and monotone, and its fixpoint is the input plus the mask
     voxels that a path of element offsets, inside the mask, leads to from a
     true voxel or (``border``) from the outside (a voxel ``p`` reads ``p +
-    d``; one way only where the element lacks ``-d``). The kernel trusts this: on CPU it floods
-    each slice once (depth-first, slices in parallel), on CUDA it sweeps
-    along the axes until a sweep changes nothing (a host sync every two
-    rounds over the axes); SciPy's result exactly, with no pass per iteration.
+    d``; one way only where the element lacks ``-d``). The kernel trusts
+    this: on CPU it floods each slice once (depth-first, slices in
+    parallel), on CUDA it sweeps along the axes until a sweep changes
+    nothing (a host sync every two rounds over the axes); SciPy's result
+    exactly, with no pass per iteration.
     """
     flat = [int(v) for offset in offsets for v in offset]
     return ops_for(input).propagate(input, mask, weights, flat, bool(border))

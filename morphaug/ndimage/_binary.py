@@ -570,8 +570,8 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     the default; symmetric or not), the native propagation kernel runs where
     it is built (CPU: one flood fill per slice; CUDA: sweeps along the axes),
     unless a slice padded by the element's reach reaches ``2**31`` voxels.
-    Else the torch backend labels the connected
-    components that the element's two-way offsets make of the mask
+    Else the torch backend labels the connected components that the
+    element's two-way offsets make of the mask
     (min-label propagation with pointer jumping, a few host syncs), and
     follows its other offsets from the voxels reached last; peak extra
     memory: 4 bytes per voxel (labels), about 15 MB of buffers, and up to 4

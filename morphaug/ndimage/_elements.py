@@ -256,7 +256,6 @@ class Element:
         return None
 
 
-
 def _mirrored(element: torch.Tensor, centre) -> torch.Tensor:
     """``element (B|1, C|1, *k)`` mirrored through ``centre``: position ``j`` holds
     ``element[2 centre - j]``, false where that falls outside the box."""
