@@ -676,6 +676,39 @@ def test_ball_morphology_cuda_takes_any_radius():
         np.testing.assert_array_equal(got[0, c].numpy(), expected)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape, radii, density", [
+    ((1, 3, 700, 200), (1, 4, 9), 0.005),  # tasks of ~2^17 values: 656 planes, 2 a slice
+    ((2, 1, 70, 48, 48), (2, 5), 0.002),  # 57 planes a task
+    ((1, 2, 1200, 1000), (127, 60), 1e-5),  # tasks of 4r planes
+])
+def test_ball_morphology_on_long_slices(device, shape, radii, density):
+    """Slices long enough that the CPU launcher splits them into tasks of planes
+    (seeds within r planes of a task's ends, the outside only at the slice's),
+    against SciPy's distance transforms: the ball of radius r around a seed is
+    where its distance is at most r."""
+    dev = on(device, "ball_morphology")
+    rng = np.random.default_rng(5)
+    sparse = rng.random(shape) < density
+    lead = shape[:2]
+    radius = np.resize(np.array(radii), lead)
+    metric = rng.integers(0, 3, lead)
+    for erode in (False, True):
+        x = ~sparse if erode else sparse  # a few seeds of each: background, foreground
+        got = _native.ball_morphology(torch.from_numpy(x).to(dev), torch.from_numpy(radius).to(dev),
+                                      torch.from_numpy(metric).to(dev),
+                                      torch.full(lead, erode, device=dev)).cpu().numpy()
+        for b, c in np.ndindex(lead):
+            seeds = np.pad(x[b, c], 1) if erode else ~x[b, c]  # erosion: the outside is background
+            distance = (ndi.distance_transform_edt(seeds) if metric[b, c] == 0 else
+                        ndi.distance_transform_cdt(seeds, ("taxicab", "chessboard")[metric[b, c] - 1]))
+            if erode:
+                distance = distance[(slice(1, -1),) * (x.ndim - 2)]
+            expected = distance > radius[b, c] if erode else distance <= radius[b, c]
+            np.testing.assert_array_equal(got[b, c], expected,
+                                          err_msg=f"erode={erode} ({b}, {c}) r={radius[b, c]} metric={metric[b, c]}")
+
+
 def test_ball_morphology_largest_radius():
     x = torch.zeros(1, 2, 300, 1, dtype=torch.bool)
     x[0, :, 150] = True

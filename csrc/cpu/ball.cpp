@@ -1,11 +1,14 @@
-// CPU launcher of morphaug::ball_morphology: one slice per task, its passes in
-// two per-thread buffers of int16 (core/ball.h), rows of voxels at a time so
-// that the loops vectorise: sweeps on the first axis (and on the strided axes
-// for taxicab and chessboard), windows of 2r + 1 values elsewhere.
+// CPU launcher of morphaug::ball_morphology: tasks of a few planes of one
+// slice (planes along its first axis), each in two per-thread buffers of
+// int16 (core/ball.h) small enough for the L2 cache, rows of voxels at a time
+// so that the loops vectorise: sweeps on the first axis (over the task's
+// planes and r planes on each side) and on the strided axes for taxicab and
+// chessboard, windows of 2r + 1 values elsewhere.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -20,13 +23,6 @@ using Value = int16_t;
 
 // Lines a sweep needs side by side to beat 2r + 1 vectorised taps.
 constexpr int64_t kSweepLanes = 16;
-
-// The first axis with every lane of a row side by side (core/ball.h).
-template <int Metric>
-MORPHAUG_CPU_CLONES void first_axis(const uint8_t* mask, uint8_t seed_value, bool outside_seeds,
-                                    Value* v, int64_t n, int64_t lanes, int32_t r) {
-  ball_first_axis<Metric, Value>(mask, seed_value, outside_seeds, v, n, lanes, lanes, r);
-}
 
 // Taxicab / chessboard sweeps on a strided axis, `outer` blocks of n rows of `lanes`.
 template <int Metric>
@@ -70,26 +66,44 @@ MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer
   }
 }
 
-// Dilation (erode = false) or erosion of one slice by the ball of radius r >= 1.
+// Values per task buffer: two int16 buffers of 256 KiB stay in the L2 cache.
+// Tasks cover whole planes and at least 4r of them, so that the r planes on
+// each side they sweep again on the first axis add at most half its work.
+constexpr int64_t kTaskValues = int64_t{1} << 17;
+
+// Dilation (erode = false) or erosion by the ball of radius r >= 1 of planes
+// [lo, hi) of a slice of `size` (mask and out at the slice's start), in `a`
+// (hi - lo + 2r planes) and `b` (hi - lo planes). Seeds farther than r
+// planes away do not matter (core/ball.h), so the first axis runs over the
+// planes within r of [lo, hi) alone. Where that window stops inside the
+// slice, the outside seeds it assumes for erosion are r + 1 planes from the
+// task's, beyond the cap.
 template <int Metric>
-MORPHAUG_CPU_CLONES void morph_slice(const uint8_t* mask, bool* out, const std::vector<int64_t>& size,
-                                     int32_t r, bool erode, Value* a, Value* b) {
+MORPHAUG_CPU_CLONES void morph_planes(const uint8_t* mask, bool* out, const std::vector<int64_t>& size,
+                                      int64_t lo, int64_t hi, int32_t r, bool erode, Value* a, Value* b) {
   const int rank = static_cast<int>(size.size());
-  int64_t numel = 1;
-  for (int64_t s : size) numel *= s;
-  first_axis<Metric>(mask, erode ? 0 : 1, erode, a, size[0], numel / size[0], r);
-  int64_t outer = size[0];
+  const int64_t n = size[0];
+  int64_t plane = 1;
+  for (int k = 1; k < rank; ++k) plane *= size[k];
+  const int64_t first = std::max<int64_t>(lo - r, 0), last = std::min<int64_t>(hi + r, n);
+  ball_first_axis<Metric, Value>(mask + first * plane, erode ? 0 : 1, erode, a, last - first, plane,
+                                 plane, r);
+  Value* in = a + (lo - first) * plane;
+  Value* free = b;
+  const int64_t numel = (hi - lo) * plane;
+  int64_t outer = hi - lo;
   for (int k = 1; k < rank; ++k) {
     const int64_t lanes = numel / (outer * size[k]);
     if (Metric != kBallEuclidean && lanes >= kSweepLanes) {
-      sweep_axis<Metric>(a, b, outer, size[k], lanes, r, erode);
+      sweep_axis<Metric>(in, free, outer, size[k], lanes, r, erode);
     } else {
-      further_axis<Metric>(a, b, outer, size[k], lanes, r, erode);
+      further_axis<Metric>(in, free, outer, size[k], lanes, r, erode);
     }
-    std::swap(a, b);
+    std::swap(in, free);
     outer *= size[k];
   }
-  for (int64_t p = 0; p < numel; ++p) out[p] = ball_inside<Metric>(a[p], r) != erode;
+  bool* dst = out + lo * plane;
+  for (int64_t p = 0; p < numel; ++p) dst[p] = ball_inside<Metric>(in[p], r) != erode;
 }
 
 at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
@@ -113,22 +127,30 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
   const std::vector<int64_t> size(x.sizes().begin() + 2, x.sizes().end());
   const int64_t numel = slices > 0 ? x.numel() / slices : 0;
   if (numel == 0) return out;
+  int64_t widest = 0;  // the largest radius
+  for (int64_t s = 0; s < slices; ++s) widest = std::max(widest, r[s]);
+  const int64_t n = size[0], plane = numel / n;
+  const int64_t planes = std::min(n, std::max((kTaskValues + plane - 1) / plane, 4 * widest));
+  const int64_t tasks_per_slice = (n + planes - 1) / planes;
   const uint8_t* source = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
   bool* result = out.data_ptr<bool>();
-  parallel_over(slices, numel, [&](int64_t begin, int64_t end) {
-    std::unique_ptr<Value[]> a(new Value[numel]), b(new Value[numel]);
-    for (int64_t s = begin; s < end; ++s) {
+  parallel_over(slices * tasks_per_slice, planes * plane, [&](int64_t begin, int64_t end) {
+    std::unique_ptr<Value[]> a(new Value[std::min(n, planes + 2 * widest) * plane]),
+        b(new Value[planes * plane]);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t s = task / tasks_per_slice;
+      const int64_t lo = (task - s * tasks_per_slice) * planes, hi = std::min(n, lo + planes);
       const uint8_t* in = source + s * numel;
       bool* dst = result + s * numel;
       const int32_t radius_s = static_cast<int32_t>(r[s]);
       if (radius_s == 0) {
-        for (int64_t p = 0; p < numel; ++p) dst[p] = in[p] != 0;
+        for (int64_t p = lo * plane; p < hi * plane; ++p) dst[p] = in[p] != 0;
       } else if (m[s] == kBallEuclidean) {
-        morph_slice<kBallEuclidean>(in, dst, size, radius_s, e[s], a.get(), b.get());
+        morph_planes<kBallEuclidean>(in, dst, size, lo, hi, radius_s, e[s], a.get(), b.get());
       } else if (m[s] == kBallTaxicab) {
-        morph_slice<kBallTaxicab>(in, dst, size, radius_s, e[s], a.get(), b.get());
+        morph_planes<kBallTaxicab>(in, dst, size, lo, hi, radius_s, e[s], a.get(), b.get());
       } else {
-        morph_slice<kBallChessboard>(in, dst, size, radius_s, e[s], a.get(), b.get());
+        morph_planes<kBallChessboard>(in, dst, size, lo, hi, radius_s, e[s], a.get(), b.get());
       }
     }
   });
