@@ -134,7 +134,8 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
   const int64_t tasks_per_slice = (n + planes - 1) / planes;
   const uint8_t* source = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
   bool* result = out.data_ptr<bool>();
-  parallel_over(slices * tasks_per_slice, planes * plane, [&](int64_t begin, int64_t end) {
+  const int64_t task_work = planes * plane * static_cast<int64_t>(size.size() + 1);  // a pass an axis, then out
+  parallel_over(slices * tasks_per_slice, task_work, [&](int64_t begin, int64_t end) {
     std::unique_ptr<Value[]> a(new Value[std::min(n, planes + 2 * widest) * plane]),
         b(new Value[planes * plane]);
     for (int64_t task = begin; task < end; ++task) {
