@@ -18,8 +18,10 @@
   ``binary_dilation`` (one step of the cross) on volumes 64^3 to 256^3 and
   images 128^2 to 2048^2, each against that bound (reference time = voxels x
   the big copy's ns per voxel: a speed-up of 0.5 is within 2x of the bound);
-  the note gives the op's ns per voxel and its ratio to the op's cheapest
-  size of the same rank (1.00 = flat cost per voxel).
+  the note gives the op's ns per voxel, its ratio to the op's cheapest
+  size of the same rank (1.00 = flat cost per voxel) and the ns per voxel of
+  ``x.clone()``: a copy into fresh memory, whose first writes fault pages in
+  as those of the op's new output do (on a VM, several times the copy).
 
 Times are the median of 5 calls after a warm-up call (1 call with ``--quick``,
 tiny sizes: a smoke test whose times are noise).
@@ -127,12 +129,13 @@ def _bound_rows(rows: list[Row], quick: bool, repeat: int, per_voxel: float) -> 
             x = torch.rand(shape, generator=g)
             x = x > 0.3 if binary else x
             ours_s = timeit(lambda: op(x), repeat=repeat)
-            measured.append((x, ours_s, ours_s / x.numel() * 1e9))
-        for x, ours_s, ns in measured:
-            best = min(other_ns for other, _, other_ns in measured if other.ndim == x.ndim)
+            clone_ns = timeit(x.clone, repeat=repeat) / x.numel() * 1e9
+            measured.append((x, ours_s, ours_s / x.numel() * 1e9, clone_ns))
+        for x, ours_s, ns, clone_ns in measured:
+            best = min(other_ns for other, _, other_ns, _ in measured if other.ndim == x.ndim)
             rows.append(Row(f"{case}, per voxel", _shape_text(x), "cpu", ours_s, COPY, per_voxel * x.numel(),
                             f"{ns:.2f} ns/voxel, {ns / best:.2f}x the cheapest {x.ndim - 2}-D size; "
-                            f"bound {per_voxel * 1e9:.2f} ns/voxel"))
+                            f"bound {per_voxel * 1e9:.2f} ns/voxel; x.clone() {clone_ns:.2f} ns/voxel"))
 
 
 def run(device: torch.device, quick: bool) -> list[Row]:
