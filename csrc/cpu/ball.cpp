@@ -72,19 +72,18 @@ MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer
 constexpr int64_t kTaskValues = int64_t{1} << 17;
 
 // Dilation (erode = false) or erosion by the ball of radius r >= 1 of planes
-// [lo, hi) of a slice of `size` (mask and out at the slice's start), in `a`
-// (hi - lo + 2r planes) and `b` (hi - lo planes). Seeds farther than r
-// planes away do not matter (core/ball.h), so the first axis runs over the
-// planes within r of [lo, hi) alone. Where that window stops inside the
+// [lo, hi) of a slice of `size` (planes of `plane` voxels; mask and out at
+// the slice's start), in `a` (hi - lo + 2r planes) and `b` (hi - lo planes).
+// Seeds farther than r planes away do not matter (core/ball.h), so the first
+// axis runs over the planes within r of [lo, hi) alone. Where that window stops inside the
 // slice, the outside seeds it assumes for erosion are r + 1 planes from the
 // task's, beyond the cap.
 template <int Metric>
 MORPHAUG_CPU_CLONES void morph_planes(const uint8_t* mask, bool* out, const std::vector<int64_t>& size,
-                                      int64_t lo, int64_t hi, int32_t r, bool erode, Value* a, Value* b) {
+                                      int64_t plane, int64_t lo, int64_t hi, int32_t r, bool erode,
+                                      Value* a, Value* b) {
   const int rank = static_cast<int>(size.size());
   const int64_t n = size[0];
-  int64_t plane = 1;
-  for (int k = 1; k < rank; ++k) plane *= size[k];
   const int64_t first = std::max<int64_t>(lo - r, 0), last = std::min<int64_t>(hi + r, n);
   ball_first_axis<Metric, Value>(mask + first * plane, erode ? 0 : 1, erode, a, last - first, plane,
                                  plane, r);
@@ -115,26 +114,27 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
   const int64_t* r = radii.data_ptr<int64_t>();
   const int64_t* m = metrics.data_ptr<int64_t>();
   const bool* e = erodes.data_ptr<bool>();
+  int64_t widest = 0;  // the largest radius
   for (int64_t s = 0; s < slices; ++s) {
     TORCH_CHECK(r[s] >= 0 && r[s] <= kBallMaxRadius, "morphaug::ball_morphology: radius must be in "
                 "[0, ", kBallMaxRadius, "], got ", r[s], " for slice ", s);
     TORCH_CHECK(m[s] >= kBallEuclidean && m[s] <= kBallChessboard,
                 "morphaug::ball_morphology: metric codes are 0 (euclidean), 1 (taxicab) and 2 "
                 "(chessboard), got ", m[s], " for slice ", s);
+    widest = std::max(widest, r[s]);
   }
   const at::Tensor x = mask.contiguous();
   at::Tensor out = at::empty_like(x);
   const std::vector<int64_t> size(x.sizes().begin() + 2, x.sizes().end());
   const int64_t numel = slices > 0 ? x.numel() / slices : 0;
   if (numel == 0) return out;
-  int64_t widest = 0;  // the largest radius
-  for (int64_t s = 0; s < slices; ++s) widest = std::max(widest, r[s]);
   const int64_t n = size[0], plane = numel / n;
   const int64_t planes = std::min(n, std::max((kTaskValues + plane - 1) / plane, 4 * widest));
   const int64_t tasks_per_slice = (n + planes - 1) / planes;
   const uint8_t* source = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
   bool* result = out.data_ptr<bool>();
-  const int64_t task_work = planes * plane * static_cast<int64_t>(size.size() + 1);  // a pass an axis, then out
+  // A pass an axis, then the output, over each voxel of a task.
+  const int64_t task_work = planes * plane * static_cast<int64_t>(size.size() + 1);
   parallel_over(slices * tasks_per_slice, task_work, [&](int64_t begin, int64_t end) {
     std::unique_ptr<Value[]> a(new Value[std::min(n, planes + 2 * widest) * plane]),
         b(new Value[planes * plane]);
@@ -147,11 +147,11 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
       if (radius_s == 0) {
         for (int64_t p = lo * plane; p < hi * plane; ++p) dst[p] = in[p] != 0;
       } else if (m[s] == kBallEuclidean) {
-        morph_planes<kBallEuclidean>(in, dst, size, lo, hi, radius_s, e[s], a.get(), b.get());
+        morph_planes<kBallEuclidean>(in, dst, size, plane, lo, hi, radius_s, e[s], a.get(), b.get());
       } else if (m[s] == kBallTaxicab) {
-        morph_planes<kBallTaxicab>(in, dst, size, lo, hi, radius_s, e[s], a.get(), b.get());
+        morph_planes<kBallTaxicab>(in, dst, size, plane, lo, hi, radius_s, e[s], a.get(), b.get());
       } else {
-        morph_planes<kBallChessboard>(in, dst, size, lo, hi, radius_s, e[s], a.get(), b.get());
+        morph_planes<kBallChessboard>(in, dst, size, plane, lo, hi, radius_s, e[s], a.get(), b.get());
       }
     }
   });

@@ -16,9 +16,10 @@ namespace {
 
 constexpr int64_t kLanes = 64;  // neighbouring lines of pass 0 done together
 constexpr int64_t kCompactLength = 4096;  // longest lines of pass 0 with a compact buffer
-// Voxel-operations (parallel.h) a voxel costs in pass 0 and in an envelope
-// pass: about 4 and 10 ns on one thread, against ~1 ns for the operations of
-// the other kernels. Counted as one, a 64^3 volume stayed on one thread.
+// Voxel-operations (parallel.h) a voxel counts in pass 0 and in an envelope
+// pass, which cost about 4 and 10 ns on one thread, against ~1 ns for the
+// operations of the other kernels. Counted as one, a 64^3 volume stayed on
+// one thread.
 constexpr int64_t kBinaryPassWork = 4, kEnvelopeWork = 8;
 
 template <typename T>
