@@ -174,10 +174,10 @@ def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
     assert torch.equal(_surface._window(two_channels, torch.tensor([3]), [14, 4], torch.tensor([[6, 12]]))[0, 0],
                        ref[1, 0, 6:20, 12:16])
     computed = []
-    dense = _surface._dense
-    monkeypatch.setattr(_surface, "_dense", lambda p, r, *args: computed.append(p.shape) or dense(p, r, *args))
+    surfaces = _surface._surfaces
+    monkeypatch.setattr(_surface, "_surfaces", lambda masks: computed.append(masks.shape) or surfaces(masks))
     ours = metrics.surface_distance_metrics(pred, ref, 1.0, 95, (1.5, 0.5))
-    assert sorted(computed) == [(1, 1, 1, 1), (2, 1, 14, 4)]
+    assert sorted(computed) == [(2, 1, 1, 1), (4, 1, 14, 4)]  # the windows of pred, then of ref
     assert_three_match(ours, monai_three(pred, ref, [1.0], 95, (1.5, 0.5), "euclidean"), "euclidean")
 
 

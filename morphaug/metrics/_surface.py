@@ -56,13 +56,16 @@ def _volume(x, name: str) -> torch.Tensor:
     return x
 
 
-def _foreground(x: torch.Tensor, name: str) -> torch.Tensor:
-    """``x`` as a bool mask. ``x`` must be binary (bool, or 0 and 1 only): checked at once on the
-    CPU, by a device-side assert elsewhere (``torch._assert_async``: no host sync)."""
+def _foreground(x: torch.Tensor, name: str, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``x`` as a bool mask (into ``out``, a bool tensor of ``x``'s shape, when given). ``x`` must be
+    binary (bool, or 0 and 1 only): checked at once on the CPU, by a device-side assert elsewhere
+    (``torch._assert_async``: no host sync)."""
     if x.dtype == torch.bool:
-        return x
-    mask = x == 1
-    binary = torch.count_nonzero(x) == torch.count_nonzero(mask)  # every non-zero value is a 1
+        return x if out is None else out.copy_(x)
+    mask = torch.eq(x, 1, out=out)
+    # every non-zero value is a 1; a mask of the non-zero values and its count (for a non-contiguous x,
+    # such as a channels-last y_pred[:, 1:], faster than count_nonzero(x))
+    binary = torch.count_nonzero(torch.ne(x, 0, out=torch.empty_like(mask))) == torch.count_nonzero(mask)
     message = f"{name} must be binary (bool, or 0 and 1 only): threshold or one-hot encode it first"
     if x.device.type == "cpu":
         if not binary:
@@ -238,9 +241,10 @@ class _Packed(_Lists):
 
 
 def _packed(values, rows, n_source, n_target) -> _Packed:
-    """:class:`_Packed` from the distances ``values`` in any order and their ``rows``."""
-    order = values.argsort(stable=True)
-    order = order[rows[order].argsort(stable=True)]  # by row, then by value
+    """:class:`_Packed` from the distances ``values`` (float32, non-negative) in any order and their
+    ``rows``: one sort of ``row * 2**32 + value's bits`` (ordered as the values, being non-negative)."""
+    bits = values.view(torch.int32).long()
+    order = (rows * 2 ** 32 + bits).sort().indices  # by row, then by value
     counts = n_source.flatten().long()
     start = (counts.cumsum(0) - counts).view(n_source.shape)
     return _Packed(n_source, n_target, torch.cat([values[order], values.new_zeros(1)]), rows[order], start)
@@ -253,11 +257,22 @@ def _reads_are_free(x: torch.Tensor) -> bool:
     return x.device.type == "cpu"
 
 
+def _surfaces(masks: torch.Tensor) -> torch.Tensor:
+    """The surface voxels of ``masks`` (bool ``(B, C, *spatial)``), as MONAI: ``mask ^ erosion``."""
+    return masks & ~ndimage.binary_erosion(masks)
+
+
+def _distances(targets: torch.Tensor, sampling, distance_metric) -> torch.Tensor:
+    """The float32 distance of every voxel to the surface ``targets`` of its slice."""
+    if distance_metric == "euclidean":
+        return ndimage.distance_transform_edt(~targets, sampling=sampling)
+    return ndimage.distance_transform_cdt(~targets, metric=distance_metric).float()
+
+
 def _dense(pred, ref, sampling, distance_metric, symmetric: bool) -> _Dense:
     """The lists of every slice of ``pred`` and ``ref``: one erosion, one distance transform."""
     batch, channels = pred.shape[:2]
-    masks = torch.cat([pred, ref])
-    edges = masks & ~ndimage.binary_erosion(masks)  # (2B, C, ...): the surfaces of pred, then of ref
+    edges = _surfaces(torch.cat([pred, ref]))  # (2B, C, ...): the surfaces of pred, then of ref
     counts = torch.count_nonzero(edges.flatten(2), -1).int()
     if symmetric:
         sources, targets = edges, edges.roll(batch, 0)
@@ -265,10 +280,7 @@ def _dense(pred, ref, sampling, distance_metric, symmetric: bool) -> _Dense:
     else:
         sources, targets = edges[:batch], edges[batch:]
         n_source, n_target = counts[:batch], counts[batch:]
-    if distance_metric == "euclidean":
-        distance = ndimage.distance_transform_edt(~targets, sampling=sampling)
-    else:
-        distance = ndimage.distance_transform_cdt(~targets, metric=distance_metric).float()
+    distance = _distances(targets, sampling, distance_metric)
     directions = (2 if symmetric else 1, batch, channels)
     voxels = math.prod(pred.shape[2:])
     return _Dense(n_source.reshape(directions), n_target.reshape(directions),
@@ -313,29 +325,42 @@ _GROUPS_PER_DOUBLING = 3
 
 
 def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packed:
-    """The lists of CPU tensors, packed: the slices in groups whose bounding boxes (of their non-zero
-    voxels) are within a factor ``2 ** (1 / 3)`` in volume (:data:`_GROUPS_PER_DOUBLING`), each group
-    cut to one window, the largest box of the group along each axis, then made masks (the windows
-    hold every non-zero value: the binary check reads only them) and computed as :func:`_dense`."""
+    """The lists of CPU tensors, packed. Both inputs become masks, checked binary, in one contiguous
+    tensor (whatever their layout: reductions of a channels-last one-hot are several times slower).
+    The slices go in groups whose bounding boxes are within a factor ``2 ** (1 / 3)`` in volume
+    (:data:`_GROUPS_PER_DOUBLING`), each group cut to one window, the largest box of the group along
+    each axis. A group's surfaces are listed by one ``nonzero``, which also counts them, and each
+    surface voxel reads its distance from the distance transform of the other mask's surfaces."""
     batch, channels, *spatial = pred.shape
     slices, directions = batch * channels, 2 if symmetric else 1
-    firsts, sides = _boxes((pred != 0) | (ref != 0))
+    masks = torch.empty((2, batch, channels, *spatial), dtype=torch.bool)
+    _foreground(pred, "pred", masks[0]), _foreground(ref, "ref", masks[1])
+    firsts, sides = _boxes(masks[0] | masks[1])
     size_class = (_GROUPS_PER_DOUBLING * sides.prod(-1).clamp(min=1).double().log2()).floor()
-    n_source = torch.zeros(directions, slices, dtype=torch.int32)
-    n_target = torch.zeros_like(n_source)
+    counts = torch.zeros(2, slices, dtype=torch.int64)  # surface voxels of pred, of ref
     values, rows = [], []
     for group in size_class.unique().tolist():  # a few groups, not a loop over slices
         members = torch.nonzero(size_class == group)[:, 0]
         sizes = sides[members].amax(0).clamp(min=1)
         first = torch.minimum(firsts[members], torch.tensor(spatial) - sizes)  # windows inside the volume
         sizes = sizes.tolist()
-        lists = _dense(_foreground(_window(pred, members, sizes, first), "pred"),
-                       _foreground(_window(ref, members, sizes, first), "ref"), sampling, distance_metric, symmetric)
-        n_source[:, members], n_target[:, members] = lists.n_source[..., 0], lists.n_target[..., 0]
-        ids = torch.arange(directions)[:, None] * slices + members
-        values.append(lists.distance[lists.source])  # ordered as the rows ids
-        rows.append(ids.flatten().repeat_interleave(lists.n_source.flatten()))
+        edges = _surfaces(torch.cat([_window(m, members, sizes, first) for m in masks]))  # pred's, then ref's
+        n = len(members)
+        row, voxel = torch.nonzero(edges.view(2 * n, -1)).unbind(1)
+        counts[:, members] = torch.bincount(row, minlength=2 * n).view(2, n)
+        if not symmetric:  # pred's surface voxels only, ref's distances
+            keep = row < n
+            row, voxel = row[keep], voxel[keep]
+        distance = _distances(edges if symmetric else edges[n:], sampling, distance_metric).view(-1, edges[0].numel())
+        # a voxel of direction d (= its mask) and slice i reads the distance to the other mask's surface
+        direction = (row >= n).long()
+        slot = row - direction * n
+        other = row + (1 - 2 * direction) * n if symmetric else slot
+        values.append(distance[other, voxel])
+        rows.append(direction * slices + members[slot])
     shape = (directions, batch, channels)
+    n_source = counts[:directions].int()
+    n_target = counts.flip(0)[:directions].int()
     return _packed(torch.cat(values) if values else torch.zeros(0), torch.cat(rows) if rows else
                    torch.zeros(0, dtype=torch.int64), n_source.view(shape), n_target.view(shape))
 
