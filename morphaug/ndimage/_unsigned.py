@@ -18,6 +18,8 @@ does for every dtype.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
@@ -59,6 +61,7 @@ def from_wrapping(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return x.view(dtype) if dtype in SIGNED else x
 
 
+@functools.cache  # dtypes are few: every grey op asks, per call
 def numpy_dtype(dtype: torch.dtype) -> np.dtype:
     """The NumPy dtype with ``dtype``'s kind and size (bfloat16 counts as float32)."""
     if dtype == torch.bfloat16:
@@ -66,6 +69,7 @@ def numpy_dtype(dtype: torch.dtype) -> np.dtype:
     return torch.empty((), dtype=dtype).numpy().dtype
 
 
+@functools.cache
 def result_dtype(a: torch.dtype, b: torch.dtype) -> torch.dtype:
     """NumPy's result dtype of ``a op b``; torch's where one is bfloat16 (not a NumPy dtype)."""
     if torch.bfloat16 in (a, b):
