@@ -14,6 +14,7 @@
 
 #include "../core/ball.h"
 #include "../launch.h"
+#include "fresh.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -124,7 +125,7 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
     widest = std::max(widest, r[s]);
   }
   const at::Tensor x = mask.contiguous();
-  at::Tensor out = at::empty_like(x);
+  at::Tensor out = fresh_empty(x.sizes(), x.options());
   const std::vector<int64_t> size(x.sizes().begin() + 2, x.sizes().end());
   const int64_t numel = slices > 0 ? x.numel() / slices : 0;
   if (numel == 0) return out;

@@ -16,6 +16,7 @@
 #include "../core/cdt.h"
 #include "../core/cdt_separable.h"
 #include "../launch.h"
+#include "fresh.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -359,11 +360,11 @@ void cdt_chessboard(const CdtSetup& s, const bool* mask, int32_t* dist) {
 std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayRef metric,
                                            bool return_indices) {
   const CdtSetup setup = cdt_setup(mask, metric);
-  at::Tensor distances = at::empty(mask.sizes(), mask.options().dtype(at::kInt));
+  at::Tensor distances = fresh_empty(mask.sizes(), mask.options().dtype(at::kInt));
   std::vector<int64_t> index_shape{setup.rank};
   index_shape.insert(index_shape.end(), mask.sizes().begin(), mask.sizes().end());
   if (!return_indices) index_shape = {0};
-  at::Tensor indices = at::empty(index_shape, mask.options().dtype(at::kInt));
+  at::Tensor indices = fresh_empty(index_shape, mask.options().dtype(at::kInt));
   if (mask.numel() == 0) return {distances, indices};
   const at::Tensor contiguous = mask.contiguous();
   if (!return_indices) {  // taxicab distances: separable (SciPy's values, see cdt_separable.h)

@@ -9,6 +9,7 @@
 
 #include "../core/edt.h"
 #include "../launch.h"
+#include "fresh.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -121,6 +122,8 @@ std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask,
                                            bool return_indices, at::ScalarType dtype, bool squared) {
   const EdtSetup setup = edt_setup(mask, sampling, return_indices, dtype);
   if (mask.numel() == 0) return {setup.distances, setup.indices};
+  advise_huge_pages(setup.distances);
+  advise_huge_pages(setup.indices);
   const at::Tensor contiguous = mask.contiguous();
   AT_DISPATCH_FLOATING_TYPES(dtype, "morphaug::edt (CPU)",
                              [&] { edt_passes<scalar_t>(contiguous, setup, squared); });

@@ -1,5 +1,5 @@
 #pragma once
-// Fresh outputs of the CPU launchers.
+// Fresh outputs of the CPU launchers (fresh_empty, below).
 //
 // On Linux, from 32 MiB (which glibc maps fresh at every allocation, where
 // smaller ones mostly reuse pages already touched) a new tensor's 2 MiB-aligned
@@ -35,6 +35,13 @@ inline void advise_huge_pages(const at::Tensor& fresh) {
 #else
   (void)fresh;
 #endif
+}
+
+// A new CPU tensor for a launcher's output, advised as above.
+inline at::Tensor fresh_empty(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  at::Tensor fresh = at::empty(sizes, options);
+  advise_huge_pages(fresh);
+  return fresh;
 }
 
 }  // namespace morphaug

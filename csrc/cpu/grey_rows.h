@@ -17,9 +17,7 @@ namespace morphaug {
 
 // A new contiguous CPU tensor like x (fresh.h: huge pages when it is large).
 inline at::Tensor empty_output(const at::Tensor& x) {
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
-  advise_huge_pages(out);
-  return out;
+  return fresh_empty(x.sizes(), x.options());
 }
 
 // Whether any of the `count` values is NaN (never, for integers).

@@ -16,6 +16,7 @@
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "fresh.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -102,7 +103,7 @@ at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
   const StructureSetup s =
       grey_structure_setup(input, shape, structure, footprint, origin, mode, maximum);
   const at::Tensor x = input.contiguous();
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  at::Tensor out = fresh_empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   const int64_t slices = x.size(0) * x.size(1);
   at::Tensor ext = at::empty({slices * extended_numel(s.element.shape)}, x.options());

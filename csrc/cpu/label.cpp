@@ -580,10 +580,9 @@ void run(const LabelSetup& s, const bool* mask, T* labels, int64_t* counts) {
 std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArrayRef structure,
                                              at::ScalarType dtype) {
   const LabelSetup s = label_setup(mask, structure, dtype);
-  at::Tensor labels = at::empty(mask.sizes(), mask.options().dtype(dtype));
+  at::Tensor labels = fresh_empty(mask.sizes(), mask.options().dtype(dtype));
   at::Tensor counts = at::zeros({mask.size(0), mask.size(1)}, mask.options().dtype(at::kLong));
   if (mask.numel() == 0) return {labels, counts};
-  advise_huge_pages(labels);
   const at::Tensor m = mask.contiguous();
   AT_DISPATCH_INDEX_TYPES(dtype, "label", [&] {
     run<index_t>(s, m.data_ptr<bool>(), labels.data_ptr<index_t>(), counts.data_ptr<int64_t>());
@@ -773,7 +772,7 @@ at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structu
 at::Tensor fill_holes_by_runs(const at::Tensor& input, const std::vector<int64_t>& structure) {
   const at::Tensor x = input.contiguous();
   LabelSetup s = label_setup(x, structure, at::kInt);
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = fresh_empty(x.sizes(), x.options());
   const int64_t slices = s.slices, numel = s.shape.numel;
   if (x.numel() == 0) return out;
   if (!joins_runs(s)) return at::Tensor();

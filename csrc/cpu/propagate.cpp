@@ -10,6 +10,7 @@
 
 #include "../core/propagate.h"
 #include "../launch.h"
+#include "fresh.h"
 #include "label_runs.h"
 #include "parallel.h"
 
@@ -113,7 +114,7 @@ void propagate_slice(const PropagateSetup& s, const bool* x, const bool* mask, c
 at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
                const at::Tensor& weights, at::IntArrayRef offsets, bool border, bool fill) {
   const PropagateSetup s = propagate_setup(input, mask, weights, offsets);
-  at::Tensor out = at::empty(input.sizes(), input.options());
+  at::Tensor out = fresh_empty(input.sizes(), input.options());
   if (input.numel() == 0) return out;
   const at::Tensor x = input.contiguous();
   const at::Tensor m = mask.has_value() ? mask->contiguous() : at::Tensor();

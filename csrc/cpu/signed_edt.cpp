@@ -14,6 +14,7 @@
 #include "../core/edt.h"
 #include "../core/signed_edt.h"
 #include "../launch.h"
+#include "fresh.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -305,7 +306,7 @@ at::Tensor signed_edt_cpu(const at::Tensor& mask) {
   TORCH_CHECK(narrow || sedt_fits<uint32_t>(g), "morphaug::signed_edt: spatial shape ",
               mask.sizes().slice(2), " is too large for 32-bit squared distances");
   const at::Tensor x = mask.contiguous();
-  at::Tensor out = at::empty(x.sizes(), x.options().dtype(at::kFloat));
+  at::Tensor out = fresh_empty(x.sizes(), x.options().dtype(at::kFloat));
   const int64_t volumes = x.size(0) * x.size(1);
   if (x.numel() == 0) return out;
   const int64_t numel = x.numel() / volumes;
