@@ -61,6 +61,14 @@ inline void define_schemas(torch::Library& m) {
   // boundary, +distance outside; a slice without boundary (empty or full)
   // is +D or -D, D = sqrt(sum n_k^2).
   m.def("signed_edt(Tensor mask) -> Tensor");
+  // The float32 Euclidean distance (distance_transform_edt's, bit for bit)
+  // from each voxel `sources` (int64 flat indices of `surfaces`, a bool
+  // (2B, C, *spatial) tensor, 1 to 3 spatial axes) to the nearest true voxel of
+  // the paired slice: (b + B, c) for a voxel of (b, c) with b < B, (b - B, c)
+  // otherwise. The search visits offsets up to `reach` along every axis but
+  // the last: -1 where it had to stop there, +inf where the paired slice has
+  // no true voxel.
+  m.def("surface_distances(Tensor surfaces, Tensor sources, float[]? sampling, int reach) -> Tensor");
   // SciPy's label of each slice of a bool (B, C, *spatial) mask, true =
   // foreground: (labels, counts). Labels of `dtype` (int32, for slices under
   // 2^31 voxels, or int64): 0 on the background, 1 .. n on the components in

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from morphaug import _ops, ndimage, ot, transforms
+from morphaug import _ops, metrics, ndimage, ot, transforms
 
 NATIVE, WHY_NOT = _ops.load_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
@@ -91,6 +91,10 @@ CALLS = {
         (lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D), None),
     ("component filters (KeepLargestComponents, RemoveSmallComponents)", "slices under 2^31 voxels"):
         (lambda: transforms.KeepLargestComponents("l", num_classes=3)(LABELS), "filter_components"),
+    ("surface distance lists (morphaug.metrics on the CPU)", "euclidean, at most 3 spatial axes"):
+        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), "surface_distances"),
+    ("surface distance lists (morphaug.metrics on the CPU)", "otherwise"):
+        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1), distance_metric="taxicab"), None),
     ("component filters (KeepLargestComponents, RemoveSmallComponents)", "otherwise"):
         (lambda: transforms.RemoveSmallComponents("l", min_size=3, num_classes=2)(LABELS_9D), None),
 }

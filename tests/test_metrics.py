@@ -9,6 +9,7 @@ argument checks, device discipline and the benchmark rows.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import warnings
@@ -22,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_device_discipline import DeviceRun, On
 
-from morphaug import metrics
+from morphaug import _ops, metrics, ndimage
 from morphaug.metrics import _surface
 
 monai_metrics = pytest.importorskip("monai.metrics")
@@ -374,6 +375,79 @@ def test_the_binary_check_is_exact():
     nudged[0, 1, 0, 0] = 1 + 1e-9
     with pytest.raises(ValueError, match="^pred must be binary"):
         metrics.hausdorff_distance(nudged, ref)
+
+
+def paired_surfaces(seed: int, shape, density: float) -> torch.Tensor:
+    """Sparse random voxels in ``(2B, C, *spatial)`` slices, at least the last voxel of each; the pair of
+    slice 0 empty."""
+    surfaces = torch.from_numpy(np.random.default_rng(seed).random(shape) < density)
+    surfaces.view(*shape[:2], -1)[..., -1] = True
+    surfaces[shape[0] // 2, 0] = False
+    return surfaces
+
+
+def transform_distances(surfaces, sources, sampling) -> torch.Tensor:
+    """The float32 EDT of each paired slice's complement, read at ``sources``."""
+    paired = ~surfaces.roll(surfaces.shape[0] // 2, 0)
+    return ndimage.distance_transform_edt(paired, sampling=sampling).flatten()[sources]
+
+
+@pytest.mark.skipif(not _ops.built_for("surface_distances", "cpu", emulate=False), reason="morphaug._C not built")
+@pytest.mark.parametrize("shape", [(4, 1, 23), (4, 3, 17, 70), (2, 2, 9, 13, 130)])  # lines of 1 to 3 words
+@pytest.mark.parametrize("spaced", [False, True])
+@pytest.mark.parametrize("density", [0.003, 0.05, 0.5])
+def test_the_native_surface_search_is_the_float32_distance_transform_bit_for_bit(shape, spaced, density):
+    surfaces = paired_surfaces(len(shape) + int(1000 * density), shape, density)
+    sampling = tuple(np.random.default_rng(1).uniform(0.4, 2.5, len(shape) - 2)) if spaced else None
+    sources = torch.nonzero(surfaces.flatten())[:, 0]
+    found = _ops.kernels.surface_distances(surfaces, sources, sampling, max(shape))
+    expected = transform_distances(surfaces, sources, sampling)
+    voxels = math.prod(shape[2:])
+    empty_pair = torch.count_nonzero(surfaces.roll(shape[0] // 2, 0).flatten(2), -1).flatten() == 0
+    lonely = empty_pair[sources // voxels]
+    assert lonely.any() and torch.all(found[lonely] == torch.inf)
+    assert (~lonely).sum() > 1 and torch.equal(found[~lonely], expected[~lonely])
+
+
+@pytest.mark.skipif(not _ops.built_for("surface_distances", "cpu", emulate=False), reason="morphaug._C not built")
+def test_voxels_the_search_leaves_read_the_distance_transform(monkeypatch):
+    """Sources far from every voxel of their pair (beyond the reach) get -1 from the kernel, and the
+    distance transform's value from the metrics."""
+    surfaces = torch.zeros(2, 1, 30, 40, 50, dtype=torch.bool)
+    surfaces[0, 0, 2:28:3, 5:35:4, 3:47:5] = True
+    surfaces[1, 0, 14:17, 20, 20:30] = True  # near the middle: up to 15 planes from pred's voxels
+    sources = torch.nonzero(surfaces.flatten())[:, 0]
+    found = _ops.kernels.surface_distances(surfaces, sources, (1.5, 0.8, 0.8), 4)
+    expected = transform_distances(surfaces, sources, (1.5, 0.8, 0.8))
+    left = found == -1
+    assert 0 < left.sum() < len(sources) and torch.equal(found[~left], expected[~left])
+    monkeypatch.setattr(_surface, "_SEARCH_REACH", 4)
+    row, voxel = sources // surfaces[0].numel(), sources % surfaces[0].numel()
+    assert torch.equal(_surface._searched(surfaces, row, voxel, (1.5, 0.8, 0.8), "euclidean"), expected)
+
+
+SURFACES = torch.zeros(2, 1, 4, 5, dtype=torch.bool)
+
+
+@pytest.mark.skipif(not _ops.built_for("surface_distances", "cpu", emulate=False), reason="morphaug._C not built")
+@pytest.mark.parametrize("call, message", [
+    (lambda: _ops.kernels.surface_distances(SURFACES[:1], torch.zeros(1, dtype=torch.long), None, 2),
+     "must hold pairs"),
+    (lambda: _ops.kernels.surface_distances(SURFACES.view(2, 1, 2, 2, 5, 1), torch.zeros(1, dtype=torch.long),
+                                            None, 2), "at most 3 spatial axes"),
+    (lambda: _ops.kernels.surface_distances(SURFACES.float(), torch.zeros(1, dtype=torch.long), None, 2),
+     "expected a bool mask"),
+    (lambda: _ops.kernels.surface_distances(SURFACES, torch.zeros(1, dtype=torch.int32), None, 2),
+     "sources must be a 1-D int64 tensor"),
+    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([40]), None, 2),
+     r"sources must index voxels of surfaces \(0 to 39\), got 40"),
+    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), [1.0], 2), "one value per spatial axis"),
+    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), [1.0, 0.0], 2), "positive and finite"),
+    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), None, -1), "reach must be >= 0"),
+])
+def test_bad_inputs_raise_from_the_surface_search(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
 
 
 def test_docstring_examples():

@@ -62,6 +62,10 @@ def register_fakes(namespace: str) -> None:
     def _signed_edt_fake(mask):
         return mask.new_empty(mask.shape, dtype=torch.float32)
 
+    @torch.library.register_fake(f"{namespace}::surface_distances")
+    def _surface_distances_fake(surfaces, sources, sampling, reach):
+        return sources.new_empty(sources.shape, dtype=torch.float32)
+
     @torch.library.register_fake(f"{namespace}::sinkhorn_scaling")
     def _sinkhorn_scaling_fake(a, b, kernel, max_iter, tol, check_every):
         return (torch.empty_like(a), torch.empty_like(b), torch.empty_like(a), a.new_empty((a.shape[0], 1)),

@@ -22,7 +22,7 @@ import torch
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "label_sizes", "filter_components",
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "surface_distances", "label_sizes", "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
@@ -326,6 +326,32 @@ def signed_edt(mask: torch.Tensor) -> torch.Tensor:
         (a boundary erosion and one EDT per slice), bit for bit.
     """
     return ops_for(mask).signed_edt(mask)
+
+
+def surface_distances(surfaces: torch.Tensor, sources: torch.Tensor, sampling: Sequence[float] | None,
+                      reach: int) -> torch.Tensor:
+    """The Euclidean distance from listed voxels to the nearest true voxel of their paired slice.
+
+    Args:
+        surfaces: bool ``(2B, C, *S)``, 1 to 3 spatial axes: slice ``(b, c)`` is paired with
+            ``(b + B, c)``.
+        sources: int64 ``(K,)``, flat indices of voxels of ``surfaces``.
+        sampling: one positive spacing per spatial axis, or None (all 1).
+        reach: the largest offset, along each spatial axis but the last, that the search visits.
+
+    Returns:
+        float32 ``(K,)``: the distance of each source voxel to the nearest true voxel of the
+        paired slice, as ``distance_transform_edt`` of that slice's complement gives it in
+        float32, bit for bit; ``-1`` where the nearest one may lie beyond ``reach`` (the search
+        had to stop there), ``+inf`` where the paired slice has no true voxel.
+
+    A first pass finds, for every voxel, the offset along the last axis to the nearest true
+    voxel of its line; each source then visits the lines near it, nearest first, and stops
+    along an axis once no line farther along it can be nearer: work per source grows with the
+    square of its distance (in voxels), not with the volume.
+    """
+    values = None if sampling is None else [float(s) for s in sampling]
+    return ops_for(surfaces).surface_distances(surfaces, sources, values, reach)
 
 
 def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:
