@@ -61,6 +61,9 @@ inline void define_schemas(torch::Library& m) {
   // boundary, +distance outside; a slice without boundary (empty or full)
   // is +D or -D, D = sqrt(sum n_k^2).
   m.def("signed_edt(Tensor mask) -> Tensor");
+  // A real (B, C, *spatial) input's voxels equal to 1, as a bool mask, and
+  // how many voxels hold neither 0 nor 1 (an int64 scalar tensor).
+  m.def("binary_values(Tensor input) -> (Tensor, Tensor)");
   // The float32 Euclidean distance (distance_transform_edt's, bit for bit)
   // from each voxel `sources` (int64 flat indices of `surfaces`, a bool
   // (2B, C, *spatial) tensor, 1 to 3 spatial axes) to the nearest true voxel of

@@ -91,6 +91,10 @@ CALLS = {
         (lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D), None),
     ("component filters (KeepLargestComponents, RemoveSmallComponents)", "slices under 2^31 voxels"):
         (lambda: transforms.KeepLargestComponents("l", num_classes=3)(LABELS), "filter_components"),
+    ("binary masks (morphaug.metrics)", "every real dtype"):
+        (lambda: metrics.hausdorff_distance(M.float(), M.roll(1, -1)), "binary_values"),
+    ("binary masks (morphaug.metrics)", "otherwise"):  # bool masks need no check
+        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), None),
     ("surface distance lists (morphaug.metrics on the CPU)", "euclidean, at most 3 spatial axes"):
         (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), "surface_distances"),
     ("surface distance lists (morphaug.metrics on the CPU)", "otherwise"):

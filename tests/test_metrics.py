@@ -426,6 +426,31 @@ def test_voxels_the_search_leaves_read_the_distance_transform(monkeypatch):
     assert torch.equal(_surface._searched(surfaces, row, voxel, (1.5, 0.8, 0.8), "euclidean"), expected)
 
 
+@pytest.mark.skipif(not _ops.built_for("binary_values", "cpu", emulate=False), reason="morphaug._C not built")
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                                   torch.uint16, torch.uint32, torch.uint64, torch.float16, torch.bfloat16,
+                                   torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "channel slice", "channels-last slice"])
+def test_the_native_binary_check_counts_every_other_value(dtype, layout):
+    generator = torch.Generator().manual_seed(5)
+    values = torch.randint(0, 2, (3, 4, 6, 7, 5), generator=generator)
+    x = values.to(dtype)
+    if dtype != torch.bool:
+        strays = torch.rand(values.shape, generator=generator) < 0.05
+        stray = 0.5 if dtype.is_floating_point else 2
+        x = torch.where(strays, torch.tensor(stray).to(dtype), x)
+        if dtype.is_floating_point:
+            x.view(-1)[7] = torch.nan
+    if layout == "channel slice":
+        x = x[:, 1:]
+    elif layout == "channels-last slice":
+        x = x.movedim(1, -1).contiguous().movedim(-1, 1)[:, 1:]
+    mask, others = _ops.kernels.binary_values(x)
+    assert mask.dtype == torch.bool and mask.is_contiguous() and torch.equal(mask, x == 1)
+    assert others.dtype == torch.int64 and int(others) == int(((x != 0) & (x != 1)).sum())
+    assert dtype == torch.bool or int(others) > 0
+
+
 SURFACES = torch.zeros(2, 1, 4, 5, dtype=torch.bool)
 
 
@@ -444,8 +469,10 @@ SURFACES = torch.zeros(2, 1, 4, 5, dtype=torch.bool)
     (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), [1.0], 2), "one value per spatial axis"),
     (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), [1.0, 0.0], 2), "positive and finite"),
     (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), None, -1), "reach must be >= 0"),
+    (lambda: _ops.kernels.binary_values(SURFACES.to(torch.complex64)), "binary_values: expected a real tensor"),
+    (lambda: _ops.kernels.binary_values(SURFACES[0]), "binary_values: expected a .B, C, .spatial. tensor"),
 ])
-def test_bad_inputs_raise_from_the_surface_search(call, message):
+def test_bad_inputs_raise_from_the_metrics_kernels(call, message):
     with pytest.raises(RuntimeError, match=message):
         call()
 

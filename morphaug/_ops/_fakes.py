@@ -62,6 +62,10 @@ def register_fakes(namespace: str) -> None:
     def _signed_edt_fake(mask):
         return mask.new_empty(mask.shape, dtype=torch.float32)
 
+    @torch.library.register_fake(f"{namespace}::binary_values")
+    def _binary_values_fake(input):
+        return input.new_empty(input.shape, dtype=torch.bool), input.new_empty((), dtype=torch.int64)
+
     @torch.library.register_fake(f"{namespace}::surface_distances")
     def _surface_distances_fake(surfaces, sources, sampling, reach):
         return sources.new_empty(sources.shape, dtype=torch.float32)

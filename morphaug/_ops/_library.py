@@ -76,6 +76,7 @@ KERNELS = {
     "ball_morphology": Kernel(None, 16, "binary erosion / dilation by a host ball, cross or box; "
                                         "label morphology of the transforms"),
     "signed_edt": Kernel(None, 16, "signed distance maps of the transforms (Euclidean, unit sampling)"),
+    "binary_values": Kernel(_FLAT_GREY_DTYPES, 16, "the surface metrics on the CPU: the binary check"),
     "surface_distances": Kernel(None, 3, "the surface metrics on the CPU (Euclidean)"),
     "sinkhorn_scaling": Kernel(_FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     "grid_barycenter": Kernel(_FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),

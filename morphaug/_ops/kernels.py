@@ -22,7 +22,7 @@ import torch
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "surface_distances", "label_sizes", "filter_components",
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "binary_values", "surface_distances", "label_sizes", "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
@@ -326,6 +326,19 @@ def signed_edt(mask: torch.Tensor) -> torch.Tensor:
         (a boundary erosion and one EDT per slice), bit for bit.
     """
     return ops_for(mask).signed_edt(mask)
+
+
+def binary_values(input: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A binary input as a bool mask, and whether it is binary, in one pass.
+
+    Args:
+        input: real ``(B, C, *S)`` tensor, any dtype but complex, any strides (read in place).
+
+    Returns:
+        ``(mask, others)``: ``mask`` bool ``(B, C, *S)``, true where ``input == 1``; ``others``
+        int64 scalar tensor, how many voxels hold neither 0 nor 1.
+    """
+    return ops_for(input).binary_values(input)
 
 
 def surface_distances(surfaces: torch.Tensor, sources: torch.Tensor, sampling: Sequence[float] | None,

@@ -56,16 +56,31 @@ def _volume(x, name: str) -> torch.Tensor:
     return x
 
 
-def _foreground(x: torch.Tensor, name: str, out: torch.Tensor | None = None) -> torch.Tensor:
-    """``x`` as a bool mask (into ``out``, a bool tensor of ``x``'s shape, when given). ``x`` must be
-    binary (bool, or 0 and 1 only): checked at once on the CPU, by a device-side assert elsewhere
-    (``torch._assert_async``: no host sync)."""
+def _binary_by_comparisons(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The torch backend of :data:`_BINARY_VALUES`: ``x == 1``, and whether every non-zero value is a
+    1. The non-zero values are counted on a mask of them, like ``x == 1``: count_nonzero of a
+    non-contiguous x (a channels-last y_pred[:, 1:]) is 4x slower."""
+    mask = torch.eq(x, 1, out=torch.empty(x.shape, dtype=torch.bool, device=x.device))
+    return mask, torch.count_nonzero(torch.ne(x, 0, out=torch.empty_like(mask))) == torch.count_nonzero(mask)
+
+
+def _binary_in_one_pass(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    mask, others = _ops.kernels.binary_values(x)
+    return mask, others == 0
+
+
+#: ``x == 1`` of a real ``(B, C, *spatial)`` tensor, and whether ``x`` is binary (a bool tensor).
+_BINARY_VALUES = _ops.Table("binary masks (morphaug.metrics)", [
+    _ops.Case("every real dtype", "binary_values", lambda x: True, _binary_in_one_pass),
+], _binary_by_comparisons)
+
+
+def _foreground(x, name: str) -> torch.Tensor:
+    """``x`` as a bool mask. ``x`` must be binary (bool, or 0 and 1 only): checked at once on the CPU,
+    by a device-side assert elsewhere (``torch._assert_async``: no host sync)."""
     if x.dtype == torch.bool:
-        return x if out is None else out.copy_(x)
-    mask = torch.eq(x, 1, out=out)
-    # binary: every non-zero value is a 1. The non-zero values are counted on a mask of them, like
-    # ``mask``: count_nonzero of a non-contiguous x (a channels-last y_pred[:, 1:]) is 4x slower.
-    binary = torch.count_nonzero(torch.ne(x, 0, out=torch.empty_like(mask))) == torch.count_nonzero(mask)
+        return x
+    mask, binary = _BINARY_VALUES(x, x)
     message = f"{name} must be binary (bool, or 0 and 1 only): threshold or one-hot encode it first"
     if x.device.type == "cpu":
         if not binary:
@@ -360,7 +375,7 @@ _GROUPS_PER_DOUBLING = 3
 
 
 def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packed:
-    """The lists of CPU tensors, packed. Both inputs become masks, checked binary, in one contiguous
+    """The lists of CPU tensors, packed. Both inputs become masks, checked binary, each a contiguous
     tensor (whatever their layout: reductions of a channels-last one-hot are several times slower).
     The slices go in groups whose bounding boxes are within a factor ``2 ** (1 / 3)`` in volume
     (:data:`_GROUPS_PER_DOUBLING`), each group cut to one window, the largest box of the group along
@@ -368,9 +383,7 @@ def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packe
     surface voxel reads its distance from the distance transform of the other mask's surfaces."""
     batch, channels, *spatial = pred.shape
     slices, directions = batch * channels, 2 if symmetric else 1
-    masks = torch.empty((2, batch, channels, *spatial), dtype=torch.bool)
-    _foreground(pred, "pred", masks[0])
-    _foreground(ref, "ref", masks[1])
+    masks = [_foreground(pred, "pred").contiguous(), _foreground(ref, "ref").contiguous()]
     firsts, sides = _boxes(masks[0] | masks[1])
     size_class = (_GROUPS_PER_DOUBLING * sides.prod(-1).clamp(min=1).double().log2()).floor()
     counts = torch.zeros(2, slices, dtype=torch.int64)  # surface voxels of pred, of ref
