@@ -470,7 +470,7 @@ SURFACES = torch.zeros(2, 1, 4, 5, dtype=torch.bool)
     (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), [1.0, 0.0], 2), "positive and finite"),
     (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), None, -1), "reach must be >= 0"),
     (lambda: _ops.kernels.binary_values(SURFACES.to(torch.complex64)), "binary_values: expected a real tensor"),
-    (lambda: _ops.kernels.binary_values(SURFACES[0]), "binary_values: expected a .B, C, .spatial. tensor"),
+    (lambda: _ops.kernels.binary_values(SURFACES[0, 0]), "binary_values: expected a .B, C, .spatial. tensor"),
 ])
 def test_bad_inputs_raise_from_the_metrics_kernels(call, message):
     with pytest.raises(RuntimeError, match=message):
