@@ -67,29 +67,38 @@ void pack_lines(const uint8_t* mask, int64_t lines, const Volume& v, uint64_t* b
   });
 }
 
-// |i - x| for the true voxel i of a packed line nearest to x, if it is at
-// most `limit`; else -1.
-inline int64_t nearest_in_line(const uint64_t* words, int64_t n_words, int64_t x, int64_t limit) {
+inline float rounded_term(float before, double offset, double spacing) {
+  const double t = offset * spacing;
+  return static_cast<float>(static_cast<double>(before) + t * t);
+}
+
+// |i - x| for the true voxel i of a packed line nearest to x, or -1 where
+// there is none or no nearer word could beat `best` (a word is read only if
+// its nearest voxel, `row` plus its offset's term, could).
+inline int64_t nearest_in_line(const uint64_t* words, int64_t n_words, int64_t x, float row, float best,
+                               double sx) {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  const auto may_beat = [&](int64_t offset) {
+    return rounded_term(row, static_cast<double>(offset), sx) < best;
+  };
   const int64_t w = x >> 6;
   const int bit = static_cast<int>(x & 63);
   const uint64_t low = words[w] & ((uint64_t{2} << bit) - 1);  // bits 0 .. bit (all when bit = 63)
   const uint64_t high = words[w] >> bit;                        // bits bit .. 63, shifted down
   int64_t below = low ? x - (w * 64 + 63 - __builtin_clzll(low)) : kNone;
   int64_t above = high ? __builtin_ctzll(high) : kNone;
-  for (int64_t k = w - 1; below == kNone && k >= 0 && x - (k * 64 + 63) <= std::min(limit, above); --k) {
+  for (int64_t k = w - 1; below == kNone && k >= 0; --k) {
+    const int64_t gap = x - (k * 64 + 63);
+    if (gap >= above || !may_beat(gap)) break;
     if (words[k]) below = x - (k * 64 + 63 - __builtin_clzll(words[k]));
   }
-  for (int64_t k = w + 1; above == kNone && k < n_words && k * 64 - x <= std::min(limit, below); ++k) {
+  for (int64_t k = w + 1; above == kNone && k < n_words; ++k) {
+    const int64_t gap = k * 64 - x;
+    if (gap >= below || !may_beat(gap)) break;
     if (words[k]) above = k * 64 + __builtin_ctzll(words[k]) - x;
   }
   const int64_t nearest = std::min(below, above);
-  return nearest <= limit ? nearest : -1;
-}
-
-inline float rounded_term(float before, double offset, double spacing) {
-  const double t = offset * spacing;
-  return static_cast<float>(static_cast<double>(before) + t * t);
+  return nearest == kNone ? -1 : nearest;
 }
 
 // The squared float32 distance (as the EDT rounds it) from voxel (z, y, x) to
@@ -122,10 +131,7 @@ float nearest_squared(const Volume& v, const uint64_t* bits, int64_t z, int64_t 
         }
         for (const int64_t yy : {y - dy, y + dy}) {
           if (yy < 0 || yy >= v.y || (dy == 0 && yy != y)) continue;
-          // the offsets that could still beat best (one more for the roundings)
-          const int64_t limit = best == kNone ? v.x : static_cast<int64_t>(std::sqrt(
-              static_cast<double>(best) - static_cast<double>(row)) / v.sx) + 1;
-          const int64_t offset = nearest_in_line(rows + yy * v.words, v.words, x, limit);
+          const int64_t offset = nearest_in_line(rows + yy * v.words, v.words, x, row, best, v.sx);
           if (offset < 0) continue;
           const float candidate = rounded_term(row, static_cast<double>(offset), v.sx);
           if (candidate < best) best = candidate;
