@@ -6,8 +6,8 @@ the same anisotropic spacing and the same definitions: background excluded
 for each class. The reference is MONAI's ``HausdorffDistanceMetric``,
 ``SurfaceDistanceMetric`` and ``SurfaceDiceMetric``, one call each per
 batch, timed once for two rows: morphaug's fused
-``morphaug.metrics.surface_distance_metrics`` (one erosion and one distance
-transform for the three), and the same three classes from
+``morphaug.metrics.surface_distance_metrics`` (one erosion and one set of
+distances for the three), and the same three classes from
 ``morphaug.adapters.monai`` (each its own). The note column says whether
 the values agree (float32 rounding: relative 1e-6). Without MONAI (the GPU
 machine) the reference is morphaug's three functions, ``hausdorff_distance``,

@@ -11,7 +11,7 @@ normalized_surface_dice
     per channel (``monai.metrics.compute_surface_dice``).
 surface_distance_metrics
     The three at once, symmetric (HD or HD95, ASSD, NSD), from one erosion
-    and one distance transform: a :class:`SurfaceDistanceResult`.
+    and one set of distance lists: a :class:`SurfaceDistanceResult`.
 
 Conventions shared by all (MONAI 1.6's definitions)
 ---------------------------------------------------
@@ -39,13 +39,17 @@ Empty masks
 Results
     ``(B, C)`` float32 tensors on the input's device, equal to MONAI's to
     float32 rounding (see each function's Parity note). No loop over
-    slices: one erosion and one distance transform (``morphaug.ndimage``),
-    then reductions of the distance lists. On an accelerator they run over
-    the whole batch and read nothing back. On the CPU, where reading values
-    back is free, the slices are cut to the bounding boxes of their masks
-    first, in a few groups of similar box size (one erosion and one
-    distance transform per group; exact, as MONAI's own crop), and the
-    distances of the surface voxels are packed before the reductions.
+    slices: one erosion (``morphaug.ndimage``), the distance lists, then
+    reductions of them. On an accelerator one distance transform runs over
+    the whole batch and nothing is read back. On the CPU, where reading
+    values back is free, the slices are cut to the bounding boxes of their
+    masks first, in a few groups of similar box size (one erosion per group;
+    exact, as MONAI's own crop); each surface voxel then searches the other
+    surface near it (the native ``surface_distances`` kernel: bit-packed
+    lines, the float32 EDT's values bit for bit; a distance transform for
+    chamfer metrics, without the native library, and for the rare voxels
+    whose nearest surface voxel lies beyond the search's reach), and the
+    distances are packed before the reductions.
 Bad input
     ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
     ``sampling`` (one positive value per axis), ``percentile`` (in [0, 100]),

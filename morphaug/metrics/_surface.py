@@ -6,20 +6,22 @@ the surface voxels of the prediction and of the reference
 distance from each surface voxel of one to the nearest surface voxel of the
 other (a float64 KD-tree on the CPU, a distance transform on CUDA, or a
 chamfer transform), then reduces the lists. Here one erosion takes both
-masks of the batch, one distance transform the surfaces of every slice
-(``morphaug.ndimage``), and each metric is one reduction of the lists
+masks of the batch and each metric is one reduction of the lists
 (:class:`_Lists`), so :func:`surface_distance_metrics` computes all three
-from one erosion and one distance transform.
+from one erosion and one set of lists.
 
 On an accelerator the lists stay masks over every voxel of the volume
-(:class:`_Dense`): nothing is read back. On the CPU, where reading values
-costs nothing, the slices are put in groups whose bounding boxes (of
-``pred | ref``) are of similar volume, each group is cut to one
+(:class:`_Dense`), from one distance transform of the surfaces of every
+slice (``morphaug.ndimage``): nothing is read back. On the CPU, where
+reading values costs nothing, the slices are put in groups whose bounding
+boxes (of ``pred | ref``) are of similar volume, each group is cut to one
 window (its largest box along each axis; MONAI crops each slice to its box
-grown by one voxel), and the distances of the surface voxels are packed
-one list after the other (:class:`_Packed`). Exact: outside its box a slice
-is empty, so the erosion (border 0) finds the same surfaces and the nearest
-surface voxels lie in the box.
+grown by one voxel), each surface voxel gets its distance to the other
+surface (:data:`_LISTED_DISTANCES`: a search of the lines near it, or the
+distance transform), and the distances are packed one list after the other
+(:class:`_Packed`). Exact: outside its box a slice is empty, so the erosion
+(border 0) finds the same surfaces and the nearest surface voxels lie in
+the box.
 """
 
 from __future__ import annotations
@@ -380,7 +382,7 @@ def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packe
     The slices go in groups whose bounding boxes are within a factor ``2 ** (1 / 3)`` in volume
     (:data:`_GROUPS_PER_DOUBLING`), each group cut to one window, the largest box of the group along
     each axis. A group's surfaces are listed by one ``nonzero``, which also counts them, and each
-    surface voxel reads its distance from the distance transform of the other mask's surfaces."""
+    surface voxel gets its distance to the other mask's surface (:data:`_LISTED_DISTANCES`)."""
     batch, channels, *spatial = pred.shape
     slices, directions = batch * channels, 2 if symmetric else 1
     masks = [_foreground(pred, "pred").contiguous(), _foreground(ref, "ref").contiguous()]
@@ -631,7 +633,7 @@ def normalized_surface_dice(pred, ref, tolerance, sampling=None, distance_metric
 
 @_ops.opaque_under_compile(_per_slice(3, SurfaceDistanceResult))
 def surface_distance_metrics(pred, ref, tolerance, percentile=None, sampling=None, distance_metric="euclidean"):
-    """HD (or HD95), ASSD and NSD of every slice from one set of surfaces and one distance transform.
+    """HD (or HD95), ASSD and NSD of every slice from one set of surfaces and one set of distances.
 
     The three symmetric surface metrics of segmentation challenges at the
     cost of one: :func:`hausdorff_distance` (``directed=False``),
@@ -640,7 +642,7 @@ def surface_distance_metrics(pred, ref, tolerance, percentile=None, sampling=Non
     computation) and so to MONAI 1.6's ``compute_hausdorff_distance``,
     ``compute_average_surface_distance(symmetric=True)`` and
     ``compute_surface_dice`` with ``include_background=True``. Each of those
-    functions erodes both masks and runs a distance transform over both
+    functions erodes both masks and measures the distances between both
     surfaces; this one does it once for the three.
 
     Parameters
