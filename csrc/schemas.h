@@ -64,14 +64,18 @@ inline void define_schemas(torch::Library& m) {
   // A real (B, C, *spatial) input's voxels equal to 1, as a bool mask, and
   // how many voxels hold neither 0 nor 1 (an int64 scalar tensor).
   m.def("binary_values(Tensor input) -> (Tensor, Tensor)");
-  // The float32 Euclidean distance (distance_transform_edt's, bit for bit)
-  // from each voxel `sources` (int64 flat indices of `surfaces`, a bool
-  // (2B, C, *spatial) tensor, 1 to 3 spatial axes) to the nearest true voxel of
-  // the paired slice: (b + B, c) for a voxel of (b, c) with b < B, (b - B, c)
-  // otherwise. The search visits offsets up to `reach` along every axis but
-  // the last: -1 where it had to stop there, +inf where the paired slice has
-  // no true voxel.
-  m.def("surface_distances(Tensor surfaces, Tensor sources, float[]? sampling, int reach) -> Tensor");
+  // MONAI's surface distance lists of bool (B, C, *spatial) masks pred and
+  // ref (1 to 3 spatial axes): (sources, distances, counts). sources: the
+  // flat indices (int64) into (2, B, C, *spatial), pred then ref, of the
+  // surface voxels (mask ^ binary_erosion(mask), the cross, border 0) of
+  // both, or of pred's only with symmetric=false, in raster order;
+  // distances: the float32 Euclidean distance (distance_transform_edt's, bit
+  // for bit) from each one to the other mask's surface in the same slice,
+  // searched up to `reach` voxels along every axis but the last: -1 where it
+  // had to stop there, +inf where that surface is empty; counts: (2, B, C)
+  // int64, the surface voxels of every slice.
+  m.def("surface_distance_lists(Tensor pred, Tensor ref, float[]? sampling, int reach, bool symmetric) -> "
+        "(Tensor, Tensor, Tensor)");
   // SciPy's label of each slice of a bool (B, C, *spatial) mask, true =
   // foreground: (labels, counts). Labels of `dtype` (int32, for slices under
   // 2^31 voxels, or int64): 0 on the background, 1 .. n on the components in

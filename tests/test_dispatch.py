@@ -96,7 +96,7 @@ CALLS = {
     ("binary masks (morphaug.metrics)", "otherwise"):  # bool masks need no check
         (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), None),
     ("surface distance lists (morphaug.metrics on the CPU)", "euclidean, at most 3 spatial axes"):
-        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), "surface_distances"),
+        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), "surface_distance_lists"),
     ("surface distance lists (morphaug.metrics on the CPU)", "otherwise"):
         (lambda: metrics.hausdorff_distance(M, M.roll(1, -1), distance_metric="taxicab"), None),
     ("component filters (KeepLargestComponents, RemoveSmallComponents)", "otherwise"):

@@ -161,8 +161,9 @@ def test_masks_in_random_boxes_match_monai(seed, rank, batch, channels, side, an
 
 
 def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
-    """Two boxes of similar volume share a window of the larger's sides, moved back into the volume
-    for the box at the far end; an empty slice has its own one-voxel window."""
+    """Without the native search, two boxes of similar volume share a window of the larger's sides,
+    moved back into the volume for the box at the far end; an empty slice has its own one-voxel
+    window."""
     pred = torch.zeros(3, 1, 20, 16, dtype=torch.bool)
     ref = pred.clone()
     pred[0, 0, 0:9, 2:5] = ref[0, 0, 3:14, 1:4] = True  # the union: rows 0-13, columns 1-4
@@ -177,6 +178,7 @@ def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
     computed = []
     surfaces = _surface._surfaces
     monkeypatch.setattr(_surface, "_surfaces", lambda masks: computed.append(masks.shape) or surfaces(masks))
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     ours = metrics.surface_distance_metrics(pred, ref, 1.0, 95, (1.5, 0.5))
     assert sorted(computed) == [(2, 1, 1, 1), (4, 1, 14, 4)]  # the windows of pred, then of ref
     assert_three_match(ours, monai_three(pred, ref, [1.0], 95, (1.5, 0.5), "euclidean"), "euclidean")
@@ -377,53 +379,67 @@ def test_the_binary_check_is_exact():
         metrics.hausdorff_distance(nudged, ref)
 
 
-def paired_surfaces(seed: int, shape, density: float) -> torch.Tensor:
-    """Sparse random voxels in ``(2B, C, *spatial)`` slices, at least the last voxel of each; the pair of
-    slice 0 empty."""
-    surfaces = torch.from_numpy(np.random.default_rng(seed).random(shape) < density)
-    surfaces.view(*shape[:2], -1)[..., -1] = True
-    surfaces[shape[0] // 2, 0] = False
-    return surfaces
+def paired_masks(seed: int, shape, density: float) -> torch.Tensor:
+    """Random voxels (``density``: isolated ones, noise, a few holes) or smooth blobs (``None``) in
+    ``(2B, C, *spatial)`` slices, at least the last voxel of each; the pair of slice 0 empty."""
+    rng = np.random.default_rng(seed)
+    if density is None:
+        masks = ndi.gaussian_filter(rng.standard_normal(shape), (0, 0) + (1.5,) * (len(shape) - 2)) > 0
+    else:
+        masks = rng.random(shape) < density
+    masks.reshape(*shape[:2], -1)[..., -1] = True
+    masks[shape[0] // 2, 0] = False
+    return torch.from_numpy(masks)
 
 
-def transform_distances(surfaces, sources, sampling) -> torch.Tensor:
-    """The float32 EDT of each paired slice's complement, read at ``sources``."""
-    paired = ~surfaces.roll(surfaces.shape[0] // 2, 0)
-    return ndimage.distance_transform_edt(paired, sampling=sampling).flatten()[sources]
+def expected_lists(masks, sampling, symmetric: bool, listed=None):
+    """SciPy's surfaces (erosion by the cross, border 0) of each slice, their voxels in raster order (of
+    every slice, or the first half's) and the float32 EDT of each paired surface's complement at them."""
+    surfaces = torch.from_numpy(np.stack([[m & ~ndi.binary_erosion(m) for m in sample] for sample in masks.numpy()]))
+    half = masks.shape[0] // 2
+    sources = torch.nonzero((surfaces if symmetric else surfaces[:half]).flatten())[:, 0]
+    paired = ~surfaces.roll(half, 0)
+    distances = ndimage.distance_transform_edt(paired, sampling=sampling).flatten()[sources]
+    return sources, distances, torch.count_nonzero(surfaces.flatten(2), -1)
 
 
-@pytest.mark.skipif(not _ops.built_for("surface_distances", "cpu", emulate=False), reason="morphaug._C not built")
+@pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
+                    reason="morphaug._C not built")
 @pytest.mark.parametrize("shape", [(4, 1, 23), (4, 3, 17, 70), (2, 2, 9, 13, 130)])  # lines of 1 to 3 words
 @pytest.mark.parametrize("spaced", [False, True])
-@pytest.mark.parametrize("density", [0.003, 0.05, 0.5])
-def test_the_native_surface_search_is_the_float32_distance_transform_bit_for_bit(shape, spaced, density):
-    surfaces = paired_surfaces(len(shape) + int(1000 * density), shape, density)
+@pytest.mark.parametrize("density", [0.003, 0.5, 0.97, None])
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_the_native_surface_lists_are_scipys_surfaces_and_float32_distances_bit_for_bit(shape, spaced, density,
+                                                                                         symmetric):
+    masks = paired_masks(len(shape) + int(1000 * (density or 1)), shape, density)
     sampling = tuple(np.random.default_rng(1).uniform(0.4, 2.5, len(shape) - 2)) if spaced else None
-    sources = torch.nonzero(surfaces.flatten())[:, 0]
-    found = _ops.kernels.surface_distances(surfaces, sources, sampling, max(shape))
-    expected = transform_distances(surfaces, sources, sampling)
+    half = shape[0] // 2
+    sources, distances, counts = _ops.kernels.surface_distance_lists(masks[:half], masks[half:], sampling, max(shape),
+                                                                     symmetric)
+    expected_sources, expected, expected_counts = expected_lists(masks, sampling, symmetric)
+    assert torch.equal(sources, expected_sources) and torch.equal(counts.flatten(0, 1), expected_counts)
     voxels = math.prod(shape[2:])
-    empty_pair = torch.count_nonzero(surfaces.roll(shape[0] // 2, 0).flatten(2), -1).flatten() == 0
-    lonely = empty_pair[sources // voxels]
-    assert lonely.any() and torch.all(found[lonely] == torch.inf)
-    assert (~lonely).sum() > 1 and torch.equal(found[~lonely], expected[~lonely])
+    lonely = (expected_counts.roll(shape[0] // 2, 0).flatten() == 0)[sources // voxels]
+    assert lonely.any() and torch.all(distances[lonely] == torch.inf)
+    assert (~lonely).any() and torch.equal(distances[~lonely], expected[~lonely])
 
 
-@pytest.mark.skipif(not _ops.built_for("surface_distances", "cpu", emulate=False), reason="morphaug._C not built")
+@pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
+                    reason="morphaug._C not built")
 def test_voxels_the_search_leaves_read_the_distance_transform(monkeypatch):
-    """Sources far from every voxel of their pair (beyond the reach) get -1 from the kernel, and the
-    distance transform's value from the metrics."""
-    surfaces = torch.zeros(2, 1, 30, 40, 50, dtype=torch.bool)
-    surfaces[0, 0, 2:28:3, 5:35:4, 3:47:5] = True
-    surfaces[1, 0, 14:17, 20, 20:30] = True  # near the middle: up to 15 planes from pred's voxels
-    sources = torch.nonzero(surfaces.flatten())[:, 0]
-    found = _ops.kernels.surface_distances(surfaces, sources, (1.5, 0.8, 0.8), 4)
-    expected = transform_distances(surfaces, sources, (1.5, 0.8, 0.8))
+    """Surface voxels far from every voxel of the paired surface (beyond the reach) get -1 from the
+    kernel, and the distance transform's value from the metrics."""
+    masks = torch.zeros(2, 1, 30, 40, 50, dtype=torch.bool)
+    masks[0, 0, 2:28:3, 5:35:4, 3:47:5] = True  # isolated voxels: each its own surface
+    masks[1, 0, 14:17, 20, 20:30] = True  # near the middle: up to 15 planes from pred's voxels
+    sampling = (1.5, 0.8, 0.8)
+    sources, found, _ = _ops.kernels.surface_distance_lists(masks[:1], masks[1:], sampling, 4, True)
+    _, expected, _ = expected_lists(masks, sampling, True)
     left = found == -1
     assert 0 < left.sum() < len(sources) and torch.equal(found[~left], expected[~left])
     monkeypatch.setattr(_surface, "_SEARCH_REACH", 4)
-    row, voxel = sources // surfaces[0].numel(), sources % surfaces[0].numel()
-    assert torch.equal(_surface._searched(surfaces, row, voxel, (1.5, 0.8, 0.8), "euclidean"), expected)
+    row, values, _ = _surface._lists_by_search(masks[:1], masks[1:], sampling, "euclidean", True)
+    assert torch.equal(row, sources // masks[0].numel()) and torch.equal(values, expected)
 
 
 @pytest.mark.skipif(not _ops.built_for("binary_values", "cpu", emulate=False), reason="morphaug._C not built")
@@ -454,21 +470,16 @@ def test_the_native_binary_check_counts_every_other_value(dtype, layout):
 SURFACES = torch.zeros(2, 1, 4, 5, dtype=torch.bool)
 
 
-@pytest.mark.skipif(not _ops.built_for("surface_distances", "cpu", emulate=False), reason="morphaug._C not built")
+@pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
+                    reason="morphaug._C not built")
 @pytest.mark.parametrize("call, message", [
-    (lambda: _ops.kernels.surface_distances(SURFACES[:1], torch.zeros(1, dtype=torch.long), None, 2),
-     "must hold pairs"),
-    (lambda: _ops.kernels.surface_distances(SURFACES.view(2, 1, 2, 2, 5, 1), torch.zeros(1, dtype=torch.long),
-                                            None, 2), "at most 3 spatial axes"),
-    (lambda: _ops.kernels.surface_distances(SURFACES.float(), torch.zeros(1, dtype=torch.long), None, 2),
-     "expected a bool mask"),
-    (lambda: _ops.kernels.surface_distances(SURFACES, torch.zeros(1, dtype=torch.int32), None, 2),
-     "sources must be a 1-D int64 tensor"),
-    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([40]), None, 2),
-     r"sources must index voxels of surfaces \(0 to 39\), got 40"),
-    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), [1.0], 2), "one value per spatial axis"),
-    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), [1.0, 0.0], 2), "positive and finite"),
-    (lambda: _ops.kernels.surface_distances(SURFACES, torch.tensor([0]), None, -1), "reach must be >= 0"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES[:1], None, 2, True), "the same shape"),
+    (lambda: _ops.kernels.surface_distance_lists(*[SURFACES.view(2, 1, 2, 2, 5, 1)] * 2, None, 2, True),
+     "at most 3 spatial axes"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES.float(), None, 2, True), "expected a bool mask"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, [1.0], 2, True), "one value per spatial axis"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, [1.0, 0.0], 2, True), "positive and finite"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, None, -1, True), "reach must be >= 0"),
     (lambda: _ops.kernels.binary_values(SURFACES.to(torch.complex64)), "binary_values: expected a real tensor"),
     (lambda: _ops.kernels.binary_values(SURFACES[0, 0]), "binary_values: expected a .B, C, .spatial. tensor"),
 ])

@@ -66,9 +66,11 @@ def register_fakes(namespace: str) -> None:
     def _binary_values_fake(input):
         return input.new_empty(input.shape, dtype=torch.bool), input.new_empty((), dtype=torch.int64)
 
-    @torch.library.register_fake(f"{namespace}::surface_distances")
-    def _surface_distances_fake(surfaces, sources, sampling, reach):
-        return sources.new_empty(sources.shape, dtype=torch.float32)
+    @torch.library.register_fake(f"{namespace}::surface_distance_lists")
+    def _surface_distance_lists_fake(pred, ref, sampling, reach, symmetric):
+        listed = torch.library.get_ctx().new_dynamic_size()
+        return (pred.new_empty((listed,), dtype=torch.int64), pred.new_empty((listed,), dtype=torch.float32),
+                pred.new_empty((2, *pred.shape[:2]), dtype=torch.int64))
 
     @torch.library.register_fake(f"{namespace}::sinkhorn_scaling")
     def _sinkhorn_scaling_fake(a, b, kernel, max_iter, tol, check_every):

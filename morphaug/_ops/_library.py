@@ -77,7 +77,7 @@ KERNELS = {
                                         "label morphology of the transforms"),
     "signed_edt": Kernel(None, 16, "signed distance maps of the transforms (Euclidean, unit sampling)"),
     "binary_values": Kernel(_FLAT_GREY_DTYPES, 16, "the surface metrics on the CPU: the binary check"),
-    "surface_distances": Kernel(None, 3, "the surface metrics on the CPU (Euclidean)"),
+    "surface_distance_lists": Kernel(None, 3, "the surface metrics on the CPU (Euclidean)"),
     "sinkhorn_scaling": Kernel(_FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     "grid_barycenter": Kernel(_FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
     # the component tables and filters take the label maps of label's kernel (at most 8 axes, as it)

@@ -22,7 +22,7 @@ import torch
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "binary_values", "surface_distances", "label_sizes", "filter_components",
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "binary_values", "surface_distance_lists", "label_sizes", "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
@@ -341,30 +341,32 @@ def binary_values(input: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return ops_for(input).binary_values(input)
 
 
-def surface_distances(surfaces: torch.Tensor, sources: torch.Tensor, sampling: Sequence[float] | None,
-                      reach: int) -> torch.Tensor:
-    """The Euclidean distance from listed voxels to the nearest true voxel of their paired slice.
+def surface_distance_lists(pred: torch.Tensor, ref: torch.Tensor, sampling: Sequence[float] | None, reach: int,
+                           symmetric: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """MONAI's surface distance lists: each surface voxel of ``pred`` and ``ref`` and its distance to the other's surface.
 
     Args:
-        surfaces: bool ``(2B, C, *S)``, 1 to 3 spatial axes: slice ``(b, c)`` is paired with
-            ``(b + B, c)``.
-        sources: int64 ``(K,)``, flat indices of voxels of ``surfaces``.
+        pred, ref: bool ``(B, C, *S)``, 1 to 3 spatial axes.
         sampling: one positive spacing per spatial axis, or None (all 1).
         reach: the largest offset, along each spatial axis but the last, that the search visits.
+        symmetric: list the surface voxels of both; else of ``pred`` only.
 
     Returns:
-        float32 ``(K,)``: the distance of each source voxel to the nearest true voxel of the
-        paired slice, as ``distance_transform_edt`` of that slice's complement gives it in
-        float32, bit for bit; ``-1`` where the nearest one may lie beyond ``reach`` (the search
-        had to stop there), ``+inf`` where the paired slice has no true voxel.
+        ``(sources, distances, counts)``: ``sources`` int64 ``(K,)``, the flat indices into
+        ``(2, B, C, *S)`` (``pred``, then ``ref``) of the listed surface voxels
+        (``mask & ~binary_erosion(mask)``: the cross, border 0) in raster order; ``distances``
+        float32 ``(K,)``, the distance of each to the nearest surface voxel of the other mask's
+        slice, as ``distance_transform_edt`` of that surface's complement gives it in float32,
+        bit for bit, ``-1`` where the nearest one may lie beyond ``reach`` (the search had to
+        stop there), ``+inf`` where that surface is empty; ``counts`` int64 ``(2, B, C)``, the
+        surface voxels of every slice.
 
-    A first pass finds, for every voxel, the offset along the last axis to the nearest true
-    voxel of its line; each source then visits the lines near it, nearest first, and stops
-    along an axis once no line farther along it can be nearer: work per source grows with the
-    square of its distance (in voxels), not with the volume.
+    Each source visits the lines of the other surface near it, nearest first, from the voxel
+    nearest to the previous source, and stops once no line left can be nearer: work per
+    source grows with the square of its distance (in voxels), not with the volume.
     """
     values = None if sampling is None else [float(s) for s in sampling]
-    return ops_for(surfaces).surface_distances(surfaces, sources, values, reach)
+    return ops_for(pred).surface_distance_lists(pred, ref, values, reach, symmetric)
 
 
 def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:

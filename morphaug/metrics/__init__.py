@@ -42,14 +42,15 @@ Results
     slices: one erosion (``morphaug.ndimage``), the distance lists, then
     reductions of them. On an accelerator one distance transform runs over
     the whole batch and nothing is read back. On the CPU, where reading
-    values back is free, the slices are cut to the bounding boxes of their
-    masks first, in a few groups of similar box size (one erosion per group;
-    exact, as MONAI's own crop); each surface voxel then searches the other
-    surface near it (the native ``surface_distances`` kernel: bit-packed
-    lines, the float32 EDT's values bit for bit; a distance transform for
-    chamfer metrics, without the native library, and for the rare voxels
-    whose nearest surface voxel lies beyond the search's reach), and the
-    distances are packed before the reductions.
+    values back is free, the native ``surface_distance_lists`` kernel takes
+    the surfaces of whole slices from bit-packed lines and lists them, each
+    surface voxel with its distance to the other surface, searched near it
+    (the float32 EDT's values bit for bit). Chamfer metrics and builds
+    without the native library take an erosion and distance transforms
+    instead, on slices cut to the bounding boxes of their masks in a few
+    groups of similar box size (exact, as MONAI's own crop), and so do the
+    rare voxels whose nearest surface voxel lies beyond the search's reach.
+    The distances are packed before the reductions.
 Bad input
     ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
     ``sampling`` (one positive value per axis), ``percentile`` (in [0, 100]),

@@ -13,15 +13,16 @@ from one erosion and one set of lists.
 On an accelerator the lists stay masks over every voxel of the volume
 (:class:`_Dense`), from one distance transform of the surfaces of every
 slice (``morphaug.ndimage``): nothing is read back. On the CPU, where
-reading values costs nothing, the slices are put in groups whose bounding
-boxes (of ``pred | ref``) are of similar volume, each group is cut to one
-window (its largest box along each axis; MONAI crops each slice to its box
-grown by one voxel), each surface voxel gets its distance to the other
-surface (:data:`_LISTED_DISTANCES`: a search of the lines near it, or the
-distance transform), and the distances are packed one list after the other
-(:class:`_Packed`). Exact: outside its box a slice is empty, so the erosion
-(border 0) finds the same surfaces and the nearest surface voxels lie in
-the box.
+reading values costs nothing, the surface voxels are listed, each with its
+distance to the other surface (:data:`_SURFACE_LISTS`: the native kernel
+takes the surfaces from bit-packed lines and searches the lines near each
+voxel; the torch backend cuts the slices to their bounding boxes, in
+groups of similar box size, and reads distance transforms), and the
+distances are packed one list after the other (:class:`_Packed`). Exact:
+the search gives the float32 distance transform's values bit for bit, and
+outside its box a slice is empty, so the erosion (border 0) of a window
+finds the same surfaces (MONAI crops each slice to its box grown by one
+voxel) and the nearest surface voxels lie in the box.
 """
 
 from __future__ import annotations
@@ -336,38 +337,12 @@ def _window(x: torch.Tensor, members: torch.Tensor, sizes: list[int], first: tor
 
 
 def _read_from_transforms(edges, row, voxel, sampling, distance_metric) -> torch.Tensor:
-    """The torch backend of :data:`_LISTED_DISTANCES`: the distance transform of every paired surface
-    that some listed voxel measures to, read at the listed voxels."""
+    """The distance transform of every paired surface of ``edges`` that some listed voxel ``(row,
+    voxel)`` measures to, read at the listed voxels."""
     pairs = edges.shape[0] // 2
     paired = (row + pairs) % (2 * pairs)
     targets, slot = torch.unique(paired, return_inverse=True)
     return _distances(edges[targets], sampling, distance_metric).flatten(1)[slot, voxel]
-
-
-#: Offsets (voxels, along each axis but the last) that the native search visits before it leaves
-#: a voxel to the distance transform: (2 * 24 + 1) ** 2 lines at most per voxel.
-_SEARCH_REACH = 24
-
-
-def _searched(edges, row, voxel, sampling, distance_metric) -> torch.Tensor:
-    """The native case of :data:`_LISTED_DISTANCES`: each listed voxel searches the lines of the
-    paired surface near it; the few it leaves (nearest voxel maybe beyond the reach) read the
-    distance transforms."""
-    values = _ops.kernels.surface_distances(edges, row * math.prod(edges.shape[2:]) + voxel, sampling,
-                                            _SEARCH_REACH)
-    left = torch.nonzero(values < 0)[:, 0]
-    if len(left):
-        values[left] = _read_from_transforms(edges, row[left], voxel[left], sampling, distance_metric)
-    return values
-
-
-#: The distance from each listed surface voxel ``(row, voxel)`` of ``edges`` (bool ``(2n, 1,
-#: *window)``: pred's surfaces, then ref's) to the surface paired with its row (``row + n`` or
-#: ``row - n``); equal on every case, bit for bit.
-_LISTED_DISTANCES = _ops.Table("surface distance lists (morphaug.metrics on the CPU)", [
-    _ops.Case("euclidean, at most 3 spatial axes", "surface_distances",
-              lambda edges, row, voxel, sampling, distance_metric: distance_metric == "euclidean", _searched),
-], _read_from_transforms)
 
 
 #: Groups of boxes per doubling of their volume: finer groups waste less of each window on the
@@ -376,17 +351,15 @@ _LISTED_DISTANCES = _ops.Table("surface distance lists (morphaug.metrics on the 
 _GROUPS_PER_DOUBLING = 3
 
 
-def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packed:
-    """The lists of CPU tensors, packed. Both inputs become masks, checked binary, each a contiguous
-    tensor (whatever their layout: reductions of a channels-last one-hot are several times slower).
-    The slices go in groups whose bounding boxes are within a factor ``2 ** (1 / 3)`` in volume
-    (:data:`_GROUPS_PER_DOUBLING`), each group cut to one window, the largest box of the group along
-    each axis. A group's surfaces are listed by one ``nonzero``, which also counts them, and each
-    surface voxel gets its distance to the other mask's surface (:data:`_LISTED_DISTANCES`)."""
+def _lists_by_transforms(pred, ref, sampling, distance_metric, symmetric: bool):
+    """The torch backend of :data:`_SURFACE_LISTS`: the slices go in groups whose bounding boxes are
+    within a factor ``2 ** (1 / 3)`` in volume (:data:`_GROUPS_PER_DOUBLING`), each group cut to one
+    window, the largest box of the group along each axis. A group's surfaces are one erosion, listed
+    and counted by one ``nonzero``, and each surface voxel reads the distance transform of the
+    other mask's surface."""
     batch, channels, *spatial = pred.shape
-    slices, directions = batch * channels, 2 if symmetric else 1
-    masks = [_foreground(pred, "pred").contiguous(), _foreground(ref, "ref").contiguous()]
-    firsts, sides = _boxes(masks[0] | masks[1])
+    slices = batch * channels
+    firsts, sides = _boxes(pred | ref)
     size_class = (_GROUPS_PER_DOUBLING * sides.prod(-1).clamp(min=1).double().log2()).floor()
     counts = torch.zeros(2, slices, dtype=torch.int64)  # surface voxels of pred, of ref
     values, rows = [], []
@@ -395,7 +368,7 @@ def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packe
         sizes = sides[members].amax(0).clamp(min=1)
         first = torch.minimum(firsts[members], torch.tensor(spatial) - sizes)  # windows inside the volume
         sizes = sizes.tolist()
-        edges = _surfaces(torch.cat([_window(m, members, sizes, first) for m in masks]))  # pred's, then ref's
+        edges = _surfaces(torch.cat([_window(m, members, sizes, first) for m in (pred, ref)]))  # pred's, then ref's
         n = len(members)
         row, voxel = torch.nonzero(edges.view(2 * n, -1)).unbind(1)
         counts[:, members] = torch.bincount(row, minlength=2 * n).view(2, n)
@@ -403,14 +376,55 @@ def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packe
             keep = row < n
             row, voxel = row[keep], voxel[keep]
         # a surface voxel of pred (row < n) or of ref measures to the other one's surface
-        values.append(_LISTED_DISTANCES(edges, edges, row, voxel, sampling, distance_metric))
+        values.append(_read_from_transforms(edges, row, voxel, sampling, distance_metric))
         direction = (row >= n).long()
         rows.append(direction * slices + members[row - direction * n])
+    return (torch.cat(rows) if rows else torch.zeros(0, dtype=torch.int64),
+            torch.cat(values) if values else torch.zeros(0), counts)
+
+
+#: Offsets (voxels, along each axis but the last) that the native search visits before it leaves
+#: a voxel to the distance transform: (2 * 24 + 1) ** 2 lines at most per voxel.
+_SEARCH_REACH = 24
+
+
+def _lists_by_search(pred, ref, sampling, distance_metric, symmetric: bool):
+    """The native case of :data:`_SURFACE_LISTS`: the surfaces of whole slices listed from bits, and
+    each listed voxel searches the lines of the other surface near it; the few it leaves (nearest
+    voxel maybe beyond the reach) read the distance transforms."""
+    sources, values, counts = _ops.kernels.surface_distance_lists(pred, ref, sampling, _SEARCH_REACH, symmetric)
+    voxels = math.prod(pred.shape[2:])
+    rows = sources.div(voxels, rounding_mode="floor")
+    left = torch.nonzero(values < 0)[:, 0]
+    if len(left):
+        edges = _surfaces(torch.cat([pred, ref]).flatten(0, 1)[:, None])  # (2 * slices, 1, *spatial)
+        values[left] = _read_from_transforms(edges, rows[left], sources[left] - rows[left] * voxels, sampling,
+                                             distance_metric)
+    return rows, values, counts.view(2, -1)
+
+
+#: MONAI's distance lists of the masks ``pred`` and ``ref`` (bool ``(B, C, *spatial)``):
+#: ``(rows, distances, counts)``: the row (flat index of ``(2, B, C)``: pred's slices, then ref's)
+#: of each listed surface voxel (of both, or of pred's unless symmetric), its distance to the other
+#: mask's surface in the same slice, and the surface voxels of every row (``(2, B * C)``); the same
+#: lists on every case, bit for bit (in another order).
+_SURFACE_LISTS = _ops.Table("surface distance lists (morphaug.metrics on the CPU)", [
+    _ops.Case("euclidean, at most 3 spatial axes", "surface_distance_lists",
+              lambda pred, ref, sampling, distance_metric, symmetric: distance_metric == "euclidean",
+              _lists_by_search),
+], _lists_by_transforms)
+
+
+def _host_lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Packed:
+    """The lists of CPU tensors (:data:`_SURFACE_LISTS`), packed. Both inputs become masks, checked
+    binary, each a contiguous tensor (whatever their layout: reductions of a channels-last one-hot
+    are several times slower)."""
+    batch, channels = pred.shape[:2]
+    directions = 2 if symmetric else 1
+    masks = [_foreground(pred, "pred").contiguous(), _foreground(ref, "ref").contiguous()]
+    rows, values, counts = _SURFACE_LISTS(masks[0], *masks, sampling, distance_metric, symmetric)
     shape = (directions, batch, channels)
-    n_source = counts[:directions].int()
-    n_target = counts.flip(0)[:directions].int()
-    return _packed(torch.cat(values) if values else torch.zeros(0), torch.cat(rows) if rows else
-                   torch.zeros(0, dtype=torch.int64), n_source.view(shape), n_target.view(shape))
+    return _packed(values, rows, counts[:directions].int().view(shape), counts.flip(0)[:directions].int().view(shape))
 
 
 def _lists(pred, ref, sampling, distance_metric, symmetric: bool) -> _Lists:
