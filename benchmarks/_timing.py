@@ -48,6 +48,23 @@ def timeit(fn, device="cpu", repeat: int = 3, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
+def measure(fn, device, quick: bool):
+    """``(result of the first call, median seconds)``: of 3 calls, or of 11 after 7 more warm-up calls
+    for calls of 0.1 s or less (the first calls of a process run while the allocator's and the
+    kernel's page state settle, ``label`` on 4x1x96^3 at 8-10 ms for about 8 calls, then 4.5 ms; and
+    the medians of 3 short calls swung by 1.3x between runs), or of 51 for calls of 1 ms or less
+    (their medians need many), or of 1 call when the first took over 2 s or with ``quick`` (tiny
+    sizes, a smoke test: its times are noise). The first call is the warm-up."""
+    start = time.perf_counter()
+    result = fn()
+    synchronize(device)
+    first = time.perf_counter() - start
+    short = first <= 0.1
+    repeat = 1 if quick or first > 2.0 else (51 if first <= 1e-3 else 11 if short else 3)
+    warmup = 0 if quick or not short else 7
+    return result, timeit(fn, device, repeat=repeat, warmup=warmup)
+
+
 def format_table(rows: list[Row]) -> str:
     lines = [
         "| case | shape | device | morphaug (ms) | reference | reference (ms) | speed-up | note |",

@@ -17,19 +17,15 @@ use instead, side by side in this process:
   loops, each on torch's thread count where it takes one.
 
 Every row notes the max absolute difference against SciPy's result. Times are
-the median of 3 calls after a warm-up call, or of 11 after 8 for calls of 0.1 s
-or less (the first calls of a process run while the allocator's and the
-kernel's page state settle, ``label`` on 4x1x96^3 at 8-10 ms for about 8
-calls, then 4.5 ms; and the medians of 3 short calls swung by 1.3x between
-runs), or of 1 call when the warm-up took over 2 s or with ``--quick`` (tiny
-sizes, a smoke test; its times are noise).
+medians of settled calls (``_timing.measure``: 3 calls after a warm-up call,
+11 after 8 for calls of 0.1 s or less, 51 for calls of 1 ms or less, 1 for
+calls over 2 s or with ``--quick``).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -38,23 +34,10 @@ import torch.nn.functional as F
 
 import morphaug.ndimage as mnd
 from morphaug import footprints
-from _timing import Row, synchronize, timeit
+from _timing import Row, measure
 from memory import serpentine, structure
 
 SCIPY = "scipy.ndimage loop"
-
-
-def _measure(fn: Callable, device: torch.device, quick: bool):
-    """``(result of the first call, median seconds)``: of 3 calls, or of 11 after 7 more warm-up
-    calls for calls of 0.1 s or less; the first call is the warm-up."""
-    start = time.perf_counter()
-    result = fn()
-    synchronize(device)
-    first = time.perf_counter() - start
-    short = first <= 0.1  # short calls settle over their first few (allocator, pages), and vary more
-    repeat = 1 if quick or first > 2.0 else (11 if short else 3)
-    warmup = 0 if quick or not short else 7
-    return result, timeit(fn, device, repeat=repeat, warmup=warmup)
 
 
 def _numpy(x) -> np.ndarray:
@@ -98,8 +81,8 @@ def _case(rows: list[Row], device, quick: bool, case: str, x: torch.Tensor,
     An ``fn`` that is a string says why that tool is skipped; it goes into the
     SciPy row's note instead of a row of its own.
     """
-    result, ours_s = _measure(ours, device, quick)
-    expected, scipy_s = _measure(_scipy_loop(scipy_fn, x), device, quick)
+    result, ours_s = measure(ours, device, quick)
+    expected, scipy_s = measure(_scipy_loop(scipy_fn, x), device, quick)
     expected = _numpy(expected)
     ours_diff = f"max|morphaug - scipy| = {_max_diff(result, expected):.3g}"
     note = ours_diff + ("; scipy time incl. cuda<->host copies" if device.type == "cuda" else "")
@@ -110,7 +93,7 @@ def _case(rows: list[Row], device, quick: bool, case: str, x: torch.Tensor,
     for name, fn in others:
         if isinstance(fn, str):
             continue
-        other, other_s = _measure(fn, device, quick)
+        other, other_s = measure(fn, device, quick)
         note = f"{ours_diff}; max|{name} - scipy| = {_max_diff(other, expected):.3g}"
         rows.append(Row(case, shape, device.type, ours_s, name, other_s, note))
 

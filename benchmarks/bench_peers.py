@@ -23,8 +23,9 @@
   ``x.clone()``: a copy into fresh memory, whose first writes fault pages in
   as those of the op's new output do (on a VM, several times the copy).
 
-Times are the median of 5 calls after a warm-up call (1 call with ``--quick``,
-tiny sizes: a smoke test whose times are noise).
+Times are medians of settled calls (``_timing.measure``: 11 after 8 for calls
+of 0.1 s or less, 51 for calls of 1 ms or less; 1 call with ``--quick``, tiny
+sizes: a smoke test whose times are noise).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 import torch
 
 import morphaug.ndimage as mnd
-from _timing import Row, timeit
+from _timing import Row, measure
 
 COPY = "copy bound (8 B/voxel float32)"
 
@@ -50,7 +51,7 @@ def _values(shape, dtype: torch.dtype, generator: torch.Generator) -> torch.Tens
     return torch.randint(0, high, shape, generator=generator, dtype=torch.int64).to(dtype)
 
 
-def _cv2_rows(rows: list[Row], quick: bool, repeat: int) -> None:
+def _cv2_rows(rows: list[Row], quick: bool) -> None:
     try:
         import cv2
     except ImportError:
@@ -70,14 +71,14 @@ def _cv2_rows(rows: list[Row], quick: bool, repeat: int) -> None:
             ours = lambda kw=kwargs: mnd.grey_erosion(x, **kw)  # noqa: E731
             theirs = lambda k=kernel: np.stack([cv2.erode(images[i, 0], k, borderType=cv2.BORDER_REFLECT)  # noqa: E731
                                                 for i in range(b)])[:, None]
-            ours_s, theirs_s = timeit(ours, repeat=repeat), timeit(theirs, repeat=repeat)
-            if not np.array_equal(ours().numpy(), theirs()):
+            (result, ours_s), (expected, theirs_s) = measure(ours, "cpu", quick), measure(theirs, "cpu", quick)
+            if not np.array_equal(result.numpy(), expected):
                 raise AssertionError(f"grey_erosion {label} on {_shape_text(x)} differs from cv2.erode")
             rows.append(Row(f"grey_erosion {label}", _shape_text(x), "cpu", ours_s,
                             f"cv2.erode loop ({threads} threads)", theirs_s, "equal to cv2.erode"))
 
 
-def _distance_rows(rows: list[Row], quick: bool, repeat: int) -> None:
+def _distance_rows(rows: list[Row], quick: bool) -> None:
     import cv2
     import scipy.ndimage as ndi
 
@@ -89,21 +90,21 @@ def _distance_rows(rows: list[Row], quick: bool, repeat: int) -> None:
     ours = lambda: mnd.distance_transform_edt(masks)  # noqa: E731
     theirs = lambda: np.stack([cv2.distanceTransform(images[i, 0], cv2.DIST_L2, cv2.DIST_MASK_PRECISE)  # noqa: E731
                                for i in range(b)])[:, None]
-    ours_s, theirs_s = timeit(ours, repeat=repeat), timeit(theirs, repeat=repeat)
+    (result, ours_s), (other, theirs_s) = measure(ours, "cpu", quick), measure(theirs, "cpu", quick)
     exact = np.stack([ndi.distance_transform_edt(images[i, 0]) for i in range(b)])[:, None]
-    note = (f"max|morphaug - scipy| = {np.abs(ours().numpy() - exact).max():.2g}; "
-            f"max|cv2 - scipy| = {np.abs(theirs() - exact).max():.2g}")
+    note = (f"max|morphaug - scipy| = {np.abs(result.numpy() - exact).max():.2g}; "
+            f"max|cv2 - scipy| = {np.abs(other - exact).max():.2g}")
     rows.append(Row("distance_transform_edt", f"{b}x1x{n}^2 bool", "cpu", ours_s,
                     f"cv2.distanceTransform PRECISE loop ({threads} threads)", theirs_s, note))
 
 
-def _copy_bound(rows: list[Row], quick: bool, repeat: int) -> float:
+def _copy_bound(rows: list[Row], quick: bool) -> float:
     """The big copy's row; returns its seconds per float32 voxel."""
     numel = 1 << (20 if quick else 26)
     src = torch.rand(numel)
     dst = torch.empty_like(src)
-    ours_s = timeit(lambda: dst.copy_(src), repeat=repeat)
-    theirs_s = timeit(lambda: np.copyto(dst.numpy(), src.numpy()), repeat=repeat)
+    ours_s = measure(lambda: dst.copy_(src), "cpu", quick)[1]
+    theirs_s = measure(lambda: np.copyto(dst.numpy(), src.numpy()), "cpu", quick)[1]
     per_voxel = ours_s / numel
     note = f"{2 * src.element_size() / per_voxel / 1e9:.1f} GB/s read + write, {per_voxel * 1e9:.2f} ns/voxel"
     rows.append(Row("Tensor.copy_ (bandwidth bound)", f"{numel >> 20}M float32", "cpu", ours_s,
@@ -118,7 +119,7 @@ PER_VOXEL_OPS = (
 )
 
 
-def _bound_rows(rows: list[Row], quick: bool, repeat: int, per_voxel: float) -> None:
+def _bound_rows(rows: list[Row], quick: bool, per_voxel: float) -> None:
     shapes = ([(1, 1, 16, 16, 16), (4, 1, 32, 32)] if quick else
               [(1, 1, 64, 64, 64), (1, 1, 128, 128, 128), (1, 1, 256, 256, 256),
                (32, 1, 128, 128), (32, 1, 512, 512), (2, 1, 2048, 2048)])
@@ -128,8 +129,8 @@ def _bound_rows(rows: list[Row], quick: bool, repeat: int, per_voxel: float) -> 
         for shape in shapes:
             x = torch.rand(shape, generator=g)
             x = x > 0.3 if binary else x
-            ours_s = timeit(lambda: op(x), repeat=repeat)
-            clone_ns = timeit(x.clone, repeat=repeat) / x.numel() * 1e9
+            ours_s = measure(lambda: op(x), "cpu", quick)[1]
+            clone_ns = measure(x.clone, "cpu", quick)[1] / x.numel() * 1e9
             measured.append((x, ours_s, ours_s / x.numel() * 1e9, clone_ns))
         for x, ours_s, ns, clone_ns in measured:
             best = min(other_ns for other, _, other_ns, _ in measured if other.ndim == x.ndim)
@@ -141,10 +142,9 @@ def _bound_rows(rows: list[Row], quick: bool, repeat: int, per_voxel: float) -> 
 def run(device: torch.device, quick: bool) -> list[Row]:
     if torch.device(device).type != "cpu":  # OpenCV and the copy bound are CPU measurements
         return []
-    repeat = 1 if quick else 5
     rows: list[Row] = []
-    _cv2_rows(rows, quick, repeat)
-    _distance_rows(rows, quick, repeat)
-    per_voxel = _copy_bound(rows, quick, repeat)
-    _bound_rows(rows, quick, repeat, per_voxel)
+    _cv2_rows(rows, quick)
+    _distance_rows(rows, quick)
+    per_voxel = _copy_bound(rows, quick)
+    _bound_rows(rows, quick, per_voxel)
     return rows
