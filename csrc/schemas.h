@@ -71,11 +71,13 @@ inline void define_schemas(torch::Library& m) {
   // both, or of pred's only with symmetric=false, in raster order;
   // distances: the float32 Euclidean distance (distance_transform_edt's, bit
   // for bit) from each one to the other mask's surface in the same slice,
-  // searched up to `reach` voxels along every axis but the last: -1 where it
-  // had to stop there, +inf where that surface is empty; counts: (2, B, C)
+  // searched up to `reach` voxels along every axis but the last, with at
+  // most `budget` line offsets visited per voxel of that slice by all the
+  // voxels measuring to it: -1 where the search had to stop (at the reach,
+  // or the budget spent), +inf where that surface is empty; counts: (2, B, C)
   // int64, the surface voxels of every slice.
-  m.def("surface_distance_lists(Tensor pred, Tensor ref, float[]? sampling, int reach, bool symmetric) -> "
-        "(Tensor, Tensor, Tensor)");
+  m.def("surface_distance_lists(Tensor pred, Tensor ref, float[]? sampling, int reach, float budget, "
+        "bool symmetric) -> (Tensor, Tensor, Tensor)");
   // SciPy's label of each slice of a bool (B, C, *spatial) mask, true =
   // foreground: (labels, counts). Labels of `dtype` (int32, for slices under
   // 2^31 voxels, or int64): 0 on the background, 1 .. n on the components in

@@ -422,7 +422,7 @@ def test_the_native_surface_lists_are_scipys_surfaces_and_float32_distances_bit_
     sampling = tuple(np.random.default_rng(1).uniform(0.4, 2.5, len(shape) - 2)) if spaced else None
     half = shape[0] // 2
     sources, distances, counts = _ops.kernels.surface_distance_lists(masks[:half], masks[half:], sampling, max(shape),
-                                                                     symmetric)
+                                                                     math.inf, symmetric)
     expected_sources, expected, expected_counts = expected_lists(masks, sampling, symmetric)
     assert torch.equal(sources, expected_sources) and torch.equal(counts.flatten(0, 1), expected_counts)
     voxels = math.prod(shape[2:])
@@ -440,13 +440,47 @@ def test_voxels_the_search_leaves_read_the_distance_transform(monkeypatch):
     masks[0, 0, 2:28:3, 5:35:4, 3:47:5] = True  # isolated voxels: each its own surface
     masks[1, 0, 14:17, 20, 20:30] = True  # near the middle: up to 15 planes from pred's voxels
     sampling = (1.5, 0.8, 0.8)
-    sources, found, _ = _ops.kernels.surface_distance_lists(masks[:1], masks[1:], sampling, 4, True)
+    sources, found, _ = _ops.kernels.surface_distance_lists(masks[:1], masks[1:], sampling, 4, math.inf, True)
     _, expected, _ = expected_lists(masks, sampling, True)
     left = found == -1
     assert 0 < left.sum() < len(sources) and torch.equal(found[~left], expected[~left])
     monkeypatch.setattr(_surface, "_SEARCH_REACH", 4)
     row, values, _ = _surface._lists_by_search(masks[:1], masks[1:], sampling, "euclidean", True)
     assert torch.equal(row, sources // masks[0].numel()) and torch.equal(values, expected)
+
+
+@pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
+                    reason="morphaug._C not built")
+def test_a_search_that_finds_nothing_seeds_no_other():
+    """The first voxel finds no voxel of the other surface within the reach: the next one must not
+    start from a voxel it never found (the origin, 3 away, where the true distance is 4)."""
+    pred, ref = torch.zeros(2, 1, 1, 10, 10, 10, dtype=torch.bool)
+    pred[0, 0, 0, 5, 0] = pred[0, 0, 1, 1, 1] = True
+    ref[0, 0, 5, 1, 1] = True
+    _, found, _ = _ops.kernels.surface_distance_lists(pred, ref, None, 1, math.inf, False)
+    assert found.tolist() == [-1.0, -1.0]
+    _, found, _ = _ops.kernels.surface_distance_lists(pred, ref, None, 9, math.inf, False)
+    assert found.tolist() == [float(np.sqrt(np.float32(42))), 4.0]
+
+
+@pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
+                    reason="morphaug._C not built")
+def test_far_surfaces_spend_the_budget_and_read_the_distance_transform(monkeypatch):
+    """A prediction far from its reference: the searches of a slice stop once they have visited
+    ``budget`` line offsets per voxel of the slice (-1), and the metrics read the distance transform
+    there; with no budget every voxel is searched. Both give the float32 EDT's distances."""
+    ref = paired_masks(3, (2, 2, 24, 20, 30), None)[:1]
+    pred = ref.roll(12, 2)  # 12 planes off: most of each surface far from the other
+    sampling = (1.5, 0.8, 0.8)
+    masks = torch.cat([pred, ref])
+    _, expected, _ = expected_lists(masks.flatten(0, 1)[:, None], sampling, True)
+    _, unlimited, _ = _ops.kernels.surface_distance_lists(pred, ref, sampling, 30, math.inf, True)
+    _, found, _ = _ops.kernels.surface_distance_lists(pred, ref, sampling, 30, 0.05, True)
+    assert torch.equal(unlimited, expected)
+    left = found == -1
+    assert 0 < left.sum() < len(found) and torch.equal(found[~left], expected[~left])
+    monkeypatch.setattr(_surface, "_SEARCH_BUDGET", 0.05)
+    assert torch.equal(_surface._lists_by_search(pred, ref, sampling, "euclidean", True)[1], expected)
 
 
 @pytest.mark.skipif(not _ops.built_for("binary_values", "cpu", emulate=False), reason="morphaug._C not built")
@@ -480,13 +514,17 @@ SURFACES = torch.zeros(2, 1, 4, 5, dtype=torch.bool)
 @pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
                     reason="morphaug._C not built")
 @pytest.mark.parametrize("call, message", [
-    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES[:1], None, 2, True), "the same shape"),
-    (lambda: _ops.kernels.surface_distance_lists(*[SURFACES.view(2, 1, 2, 2, 5, 1)] * 2, None, 2, True),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES[:1], None, 2, 1.0, True), "the same shape"),
+    (lambda: _ops.kernels.surface_distance_lists(*[SURFACES.view(2, 1, 2, 2, 5, 1)] * 2, None, 2, 1.0, True),
      "at most 3 spatial axes"),
-    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES.float(), None, 2, True), "expected a bool mask"),
-    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, [1.0], 2, True), "one value per spatial axis"),
-    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, [1.0, 0.0], 2, True), "positive and finite"),
-    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, None, -1, True), "reach must be >= 0"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES.float(), None, 2, 1.0, True),
+     "expected a bool mask"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, [1.0], 2, 1.0, True),
+     "one value per spatial axis"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, [1.0, 0.0], 2, 1.0, True),
+     "positive and finite"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, None, -1, 1.0, True), "reach must be >= 0"),
+    (lambda: _ops.kernels.surface_distance_lists(SURFACES, SURFACES, None, 2, -1.0, True), "budget must be >= 0"),
     (lambda: _ops.kernels.binary_values(SURFACES.to(torch.complex64)), "binary_values: expected a real tensor"),
     (lambda: _ops.kernels.binary_values(SURFACES[0, 0]), "binary_values: expected a .B, C, .spatial. tensor"),
 ])

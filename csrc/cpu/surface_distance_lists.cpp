@@ -19,11 +19,16 @@
 // added in double in axis order, rounded to float32 after each axis, the
 // square root taken in float32), so the result is the float32 EDT's, bit for
 // bit: the rounding is monotone, so the nearest candidate under this
-// arithmetic is the EDT's minimum.
+// arithmetic is the EDT's minimum. The work grows with the square of the
+// distances: the searches of the voxels measuring to one slice stop once
+// they have visited `budget` line offsets per voxel of the slice, and leave
+// the voxels left to the slice's distance transform (-1), as they do the
+// voxels whose nearest surface voxel may lie beyond `reach`.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -198,14 +203,16 @@ inline float squared_distance(const Volume& v, const Voxel& p, const Voxel& q) {
 }
 
 // The squared float32 distance (as the EDT rounds it) from `p` to the nearest
-// true voxel of the paired slice packed at `bits`, which it writes to
-// `nearest`, given a true voxel at squared distance `best` (+inf: none). It
-// visits `offsets` (line_offsets) while they may beat the best so far. Returns
-// -1 where a line beyond them (at `beyond`) might hold a nearer voxel.
-float nearest_squared(const Volume& v, const uint64_t* bits, const std::vector<LineOffset>& offsets, float beyond,
-                      const Voxel& p, float best, Voxel& nearest) {
+// true voxel of the paired slice packed at `bits` that lies on one of
+// `offsets`' lines (line_offsets), or to the voxel `nearest` when that one is
+// nearer (at squared distance `best`; +inf: none), and writes that voxel to
+// `nearest`; +inf when there is none. It visits the offsets while they may
+// beat the best so far, and adds how many it visited to `visited`.
+float nearest_squared(const Volume& v, const uint64_t* bits, const std::vector<LineOffset>& offsets,
+                      const Voxel& p, float best, Voxel& nearest, int64_t& visited) {
   for (const LineOffset& o : offsets) {
     if (o.row >= best) break;  // no later line can be nearer
+    ++visited;
     for (const int64_t zz : {p.z - o.dz, p.z + o.dz}) {
       if (zz < 0 || zz >= v.z || (o.dz == 0 && zz != p.z)) continue;
       for (const int64_t yy : {p.y - o.dy, p.y + o.dy}) {
@@ -220,12 +227,16 @@ float nearest_squared(const Volume& v, const uint64_t* bits, const std::vector<L
       }
     }
   }
-  return best <= beyond ? best : -1.0f;
+  return best;
 }
+
+// Offsets a chunk visits for one target slice before it takes them from the
+// slice's budget (an atomic shared by the threads).
+constexpr int64_t kBudgetBatch = 4096;
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
     const at::Tensor& pred, const at::Tensor& ref, std::optional<at::ArrayRef<double>> sampling, int64_t reach,
-    bool symmetric) {
+    double budget, bool symmetric) {
   check_mask(pred, "surface_distance_lists");
   check_mask(ref, "surface_distance_lists");
   TORCH_CHECK(pred.sizes() == ref.sizes(), "morphaug::surface_distance_lists: pred and ref must have the same "
@@ -234,6 +245,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
   const int64_t rank = pred.dim() - 2;
   TORCH_CHECK(rank <= 3, "morphaug::surface_distance_lists: at most 3 spatial axes, got ", rank);
   TORCH_CHECK(reach >= 0, "morphaug::surface_distance_lists: reach must be >= 0, got ", reach);
+  TORCH_CHECK(budget >= 0, "morphaug::surface_distance_lists: budget must be >= 0, got ", budget);
   double spacing[3] = {1.0, 1.0, 1.0};
   if (sampling.has_value()) {
     TORCH_CHECK(static_cast<int64_t>(sampling->size()) == rank,
@@ -282,28 +294,42 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
   const uint64_t* bits = surfaces.data();
   const std::vector<LineOffset> offsets = line_offsets(v, reach);
   const float beyond = beyond_reach(v, reach);
+  // The offsets left to the searches of each target slice: budget per voxel of the slice (+inf
+  // and large budgets: the most a voxel can visit, for every listed voxel).
+  const double most = static_cast<double>(offsets.size()) * static_cast<double>(listed);
+  const int64_t allowed = static_cast<int64_t>(std::min(budget * static_cast<double>(voxels), most));
+  std::vector<std::atomic<int64_t>> left(slices);
+  for (auto& slice : left) slice.store(allowed, std::memory_order_relaxed);
   float* out = distances.data_ptr<float>();
   parallel_over(listed, kSourceWork, [&](int64_t begin, int64_t end) {
-    // The nearest voxel found for the previous source: a candidate for the
-    // next one (its neighbour along x, mostly) in the same slice, so that the
-    // search starts from a near bound.
-    int64_t last_target = -1;
+    // The nearest voxel found for a previous source of the same target slice
+    // (seeded: that slice, else -1): a candidate for the next one (its
+    // neighbour along x, mostly), so that the search starts from a near bound.
+    int64_t seeded = -1, last_target = -1, visited = 0;  // visited: not yet taken from last_target's budget
     Voxel nearest{0, 0, 0};
     for (int64_t k = begin; k < end; ++k) {
       const int64_t slice = source[k] / voxels, voxel = source[k] % voxels;
       const int64_t target = slice < half ? slice + half : slice - half;
       const Voxel p{voxel / (v.x * v.y), voxel / v.x % v.y, voxel % v.x};
+      if (target != last_target || visited >= kBudgetBatch) {
+        if (last_target >= 0) left[last_target].fetch_sub(visited, std::memory_order_relaxed);
+        visited = 0;
+        last_target = target;
+      }
       if (per_slice[target] == 0) {
         out[k] = std::numeric_limits<float>::infinity();
-        continue;
+      } else if (left[target].load(std::memory_order_relaxed) - visited <= 0) {
+        out[k] = -1.0f;  // the slice's distance transform costs less than searching on
+      } else {
+        const float seed = seeded == target ? squared_distance(v, p, nearest) : std::numeric_limits<float>::infinity();
+        const float squared =
+            nearest_squared(v, bits + target * v.lines() * v.words, offsets, p, seed, nearest, visited);
+        if (squared < std::numeric_limits<float>::infinity()) seeded = target;
+        // a voxel beyond the offsets' lines (at `beyond` or more) might be nearer
+        out[k] = squared <= beyond ? std::sqrt(squared) : -1.0f;
       }
-      const float seed = target == last_target ? squared_distance(v, p, nearest)
-                                               : std::numeric_limits<float>::infinity();
-      const float squared =
-          nearest_squared(v, bits + target * v.lines() * v.words, offsets, beyond, p, seed, nearest);
-      last_target = target;
-      out[k] = squared < 0.0f ? -1.0f : std::sqrt(squared);
     }
+    if (last_target >= 0) left[last_target].fetch_sub(visited, std::memory_order_relaxed);
   });
   return {sources, distances, counts};
 }

@@ -67,7 +67,7 @@ def register_fakes(namespace: str) -> None:
         return input.new_empty(input.shape, dtype=torch.bool), input.new_empty((), dtype=torch.int64)
 
     @torch.library.register_fake(f"{namespace}::surface_distance_lists")
-    def _surface_distance_lists_fake(pred, ref, sampling, reach, symmetric):
+    def _surface_distance_lists_fake(pred, ref, sampling, reach, budget, symmetric):
         listed = torch.library.get_ctx().new_dynamic_size()
         return (pred.new_empty((listed,), dtype=torch.int64), pred.new_empty((listed,), dtype=torch.float32),
                 pred.new_empty((2, *pred.shape[:2]), dtype=torch.int64))

@@ -342,13 +342,16 @@ def binary_values(input: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def surface_distance_lists(pred: torch.Tensor, ref: torch.Tensor, sampling: Sequence[float] | None, reach: int,
-                           symmetric: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                           budget: float, symmetric: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """MONAI's surface distance lists: each surface voxel of ``pred`` and ``ref`` and its distance to the other's surface.
 
     Args:
         pred, ref: bool ``(B, C, *S)``, 1 to 3 spatial axes.
         sampling: one positive spacing per spatial axis, or None (all 1).
         reach: the largest offset, along each spatial axis but the last, that the search visits.
+        budget: the line offsets that the searches of the voxels measuring to one slice may visit
+            in all, per voxel of the slice (``inf``: no limit); past that its distance transform
+            costs less, and its voxels left get ``-1``.
         symmetric: list the surface voxels of both; else of ``pred`` only.
 
     Returns:
@@ -357,16 +360,16 @@ def surface_distance_lists(pred: torch.Tensor, ref: torch.Tensor, sampling: Sequ
         (``mask & ~binary_erosion(mask)``: the cross, border 0) in raster order; ``distances``
         float32 ``(K,)``, the distance of each to the nearest surface voxel of the other mask's
         slice, as ``distance_transform_edt`` of that surface's complement gives it in float32,
-        bit for bit, ``-1`` where the nearest one may lie beyond ``reach`` (the search had to
-        stop there), ``+inf`` where that surface is empty; ``counts`` int64 ``(2, B, C)``, the
-        surface voxels of every slice.
+        bit for bit, ``-1`` where the search had to stop (the nearest one may lie beyond
+        ``reach``, or the slice's budget was spent), ``+inf`` where that surface is empty;
+        ``counts`` int64 ``(2, B, C)``, the surface voxels of every slice.
 
     Each source visits the lines of the other surface near it, nearest first, from the voxel
     nearest to the previous source, and stops once no line left can be nearer: work per
     source grows with the square of its distance (in voxels), not with the volume.
     """
     values = None if sampling is None else [float(s) for s in sampling]
-    return ops_for(pred).surface_distance_lists(pred, ref, values, reach, symmetric)
+    return ops_for(pred).surface_distance_lists(pred, ref, values, reach, float(budget), symmetric)
 
 
 def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:

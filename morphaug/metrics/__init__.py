@@ -49,7 +49,9 @@ Results
     without the native library take an erosion and distance transforms
     instead, on slices cut to the bounding boxes of their masks in a few
     groups of similar box size (exact, as MONAI's own crop), and so do the
-    rare voxels whose nearest surface voxel lies beyond the search's reach.
+    voxels the search leaves: those whose nearest surface voxel may lie
+    beyond its reach, and those of a slice whose searches have cost about
+    half a distance transform already (surfaces far apart).
     The distances are packed before the reductions.
 Bad input
     ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
