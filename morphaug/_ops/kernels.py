@@ -22,7 +22,8 @@ import torch
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "binary_values", "surface_distance_lists", "label_sizes", "filter_components",
+           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "binary_values",
+           "surface_distance_lists", "label_sizes", "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
@@ -343,7 +344,7 @@ def binary_values(input: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 def surface_distance_lists(pred: torch.Tensor, ref: torch.Tensor, sampling: Sequence[float] | None, reach: int,
                            budget: float, symmetric: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """MONAI's surface distance lists: each surface voxel of ``pred`` and ``ref`` and its distance to the other's surface.
+    """MONAI's surface distance lists: the surface voxels of ``pred`` and ``ref``, each with its distance to the other's.
 
     Args:
         pred, ref: bool ``(B, C, *S)``, 1 to 3 spatial axes.
