@@ -297,7 +297,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
   // The offsets left to the searches of each target slice: budget per voxel of the slice (+inf
   // and large budgets: the most a voxel can visit, for every listed voxel).
   const double most = static_cast<double>(offsets.size()) * static_cast<double>(listed);
-  const int64_t allowed = static_cast<int64_t>(std::min(budget * static_cast<double>(voxels), most));
+  const int64_t allowed = static_cast<int64_t>(std::min({budget * static_cast<double>(voxels), most, 9e18}));
   std::vector<std::atomic<int64_t>> left(slices);
   for (auto& slice : left) slice.store(allowed, std::memory_order_relaxed);
   float* out = distances.data_ptr<float>();
