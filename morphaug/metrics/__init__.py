@@ -48,11 +48,12 @@ Results
     (the float32 EDT's values bit for bit). Chamfer metrics and builds
     without the native library take an erosion and distance transforms
     instead, on slices cut to the bounding boxes of their masks in a few
-    groups of similar box size (exact, as MONAI's own crop), and so do the
-    voxels the search leaves: those whose nearest surface voxel may lie
-    beyond its reach, and those of a slice whose searches have cost about
-    half a distance transform already (surfaces far apart).
-    The distances are packed before the reductions.
+    groups of similar box size (exact, as MONAI's own crop). The voxels the
+    search leaves read the distance transform of the other surface's whole
+    slice: those whose nearest surface voxel may lie beyond its reach, and
+    those of a slice whose searches have cost about 0.4 of that transform
+    already (surfaces far apart). The distances are packed before the
+    reductions.
 Bad input
     ``TypeError`` / ``ValueError`` naming the argument: shapes, devices,
     ``sampling`` (one positive value per axis), ``percentile`` (in [0, 100]),
