@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <algorithm>
 #include <cmath>
@@ -56,6 +57,18 @@ inline void check_mask(const at::Tensor& mask, const char* op) {
   check_batched(mask, op);
   TORCH_CHECK(mask.scalar_type() == at::kBool, "morphaug::", op,
               ": expected a bool mask (true = foreground), got ", mask.scalar_type());
+}
+
+// The `out` of an op's out variant, written in place of a new result like
+// x: contiguous, of x's shape, dtype and device, sharing no memory with x.
+inline void check_out(const at::Tensor& out, const at::Tensor& x, const char* op) {
+  TORCH_CHECK(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
+                  out.device() == x.device(),
+              "morphaug::", op, ".out: expected out of the input's shape, dtype and device (",
+              x.sizes(), ", ", x.scalar_type(), ", ", x.device(), "), got ", out.sizes(), ", ",
+              out.scalar_type(), ", ", out.device());
+  TORCH_CHECK(out.is_contiguous(), "morphaug::", op, ".out: expected a contiguous out");
+  at::assert_no_overlap(out, x);
 }
 
 // Lines along spatial axis `axis` of a contiguous (B, C, *spatial) tensor.

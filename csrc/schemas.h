@@ -22,24 +22,37 @@ inline void define_schemas(torch::Library& m) {
   m.def("cdt(Tensor mask, int[] metric, bool return_indices) -> (Tensor, Tensor)");
   // The minimum (maximum = true: the maximum) filter of grey_erosion with a box
   // `size` and its origin, in erosion form (grey_dilation passes the reflected
-  // origin: the element is reflected once, in Python); mode codes 0 reflect,
-  // 1 mirror, 2 nearest, 3 wrap, 4 constant (cval).
+  // origin: the element is reflected once, in Python); modes: one border code
+  // per spatial axis, 0 reflect, 1 mirror, 2 nearest, 3 wrap, 4 constant (cval).
+  // Each grey op's .out variant writes its result into `out` (contiguous, of
+  // the input's shape, dtype and device, sharing no memory with the input).
+  // (An argument named `mode` would break the functionalisation of the .out
+  // variants: torch's auto_functionalized takes `mode` itself.)
   m.def(
-      "grey_box(Tensor input, int[] size, int[] origin, int[] mode, Scalar cval, bool maximum) "
+      "grey_box(Tensor input, int[] size, int[] origin, int[] modes, Scalar cval, bool maximum) "
       "-> Tensor");
+  m.def(
+      "grey_box.out(Tensor input, int[] size, int[] origin, int[] modes, Scalar cval, "
+      "bool maximum, *, Tensor(a!) out) -> ()");
   // The same with a flat footprint shared by every slice, in erosion form:
   // `shape` its extent per spatial axis, `footprint` its prod(shape) flags (0 or
-  // 1, at least one 1) in C order; origin and mode as for grey_box.
+  // 1, at least one 1) in C order; origin and modes as for grey_box.
   m.def(
-      "grey_footprint(Tensor input, int[] shape, int[] footprint, int[] origin, int[] mode, "
+      "grey_footprint(Tensor input, int[] shape, int[] footprint, int[] origin, int[] modes, "
       "Scalar cval, bool maximum) -> Tensor");
+  m.def(
+      "grey_footprint.out(Tensor input, int[] shape, int[] footprint, int[] origin, "
+      "int[] modes, Scalar cval, bool maximum, *, Tensor(a!) out) -> ()");
   // The same with a non-flat element shared by every slice, in erosion form:
   // `structure` its prod(shape) float64 values (the minimum subtracts them,
   // the maximum adds them) and `footprint` its flags (as for grey_footprint),
-  // both in C order; origin and mode as for grey_box.
+  // both in C order; origin and modes as for grey_box.
   m.def(
       "grey_structure(Tensor input, int[] shape, float[] structure, int[] footprint, int[] origin, "
-      "int[] mode, Scalar cval, bool maximum) -> Tensor");
+      "int[] modes, Scalar cval, bool maximum) -> Tensor");
+  m.def(
+      "grey_structure.out(Tensor input, int[] shape, float[] structure, int[] footprint, "
+      "int[] origin, int[] modes, Scalar cval, bool maximum, *, Tensor(a!) out) -> ()");
   // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
   // (B, C, *spatial) tensor for an element that holds its centre (symmetric or not):
   // `offsets` holds rank displacements per element offset (relative to the

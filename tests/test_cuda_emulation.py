@@ -106,7 +106,8 @@ def cdt_case(shape, metric, indices, density, seed):
     return lambda device: _native.cdt(mask.to(device), structure, indices), reference
 
 
-def grey_case(kind, shape, dtype, dilation, mode, origin, element, seed):
+def grey_case(kind, shape, dtype, dilation, mode, origin, element, seed, into=False):
+    """``into``: the launcher's ``.out`` variant writes a tensor holding other values."""
     rng = np.random.default_rng(seed)
     values = random_values(rng, shape, dtype)
     cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
@@ -114,18 +115,22 @@ def grey_case(kind, shape, dtype, dilation, mode, origin, element, seed):
     scipy_fn = ndi.grey_dilation if dilation else ndi.grey_erosion
     if kind == "grey_box":
         k_origin = erosion_form(dilation, element, origin)[0]
-        call = lambda device: _native.grey_box(values.to(device), element, k_origin, mode, cval, dilation)  # noqa: E731
+        run = lambda x, out: _native.grey_box(x, element, k_origin, mode, cval, dilation, out=out)  # noqa: E731
         kwargs = dict(size=element)
     elif kind == "grey_footprint":
         k_origin, k_element = erosion_form(dilation, element.shape, origin, element)
-        call = lambda device: _native.grey_footprint(  # noqa: E731
-            values.to(device), k_element, k_origin, mode, cval, dilation)
+        run = lambda x, out: _native.grey_footprint(x, k_element, k_origin, mode, cval, dilation,  # noqa: E731
+                                                    out=out)
         kwargs = dict(footprint=element)
     else:
         k_origin, k_element = erosion_form(dilation, element.shape, origin, element)
-        call = lambda device: _native.grey_structure(  # noqa: E731
-            values.to(device), k_element, None, k_origin, mode, cval, dilation)
+        run = lambda x, out: _native.grey_structure(x, k_element, None, k_origin, mode, cval,  # noqa: E731
+                                                    dilation, out=out)
         kwargs = dict(structure=element)
+
+    def call(device):
+        x = values.to(device)
+        return run(x, x.roll(1, -1) if into else None)
 
     def reference():
         modes = mode if kind == "grey_box" else mode[0]
@@ -256,6 +261,13 @@ CASES = {
                                         [0, -1], np.arange(6.0).reshape(3, 2) / 4, 16),
     "grey_structure float32 3-D": grey_case("grey_structure", (1, 1, 5, 6, 4), torch.float32, False,
                                             ["nearest"] * 3, [0, 0, 0], np.full((3, 3, 3), 0.5), 17),
+    "grey_box int32 out": grey_case("grey_box", (2, 1, 9, 7), torch.int32, False, ["mirror", "wrap"],
+                                    [0, 1], [3, 4], 41, into=True),
+    "grey_footprint uint8 3-D out": grey_case("grey_footprint", (1, 2, 5, 6, 7), torch.uint8, True,
+                                              ["reflect"] * 3, [0, 1, -1],
+                                              np.random.default_rng(1).random((3, 3, 2)) < 0.6, 42, into=True),
+    "grey_structure int16 out": grey_case("grey_structure", (2, 1, 8, 9), torch.int16, False, ["nearest"] * 2,
+                                          [-1, 1], np.arange(6.0).reshape(2, 3) - 2, 43, into=True),
     "propagate 2-D masked": propagate_case((2, 2, 16, 13), 1, True, 0, 18),
     "propagate 3-D border": propagate_case((1, 2, 7, 8, 6), 3, True, 1, 19),
     "propagate unmasked": propagate_case((2, 1, 9, 10), 2, False, 0, 20),

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from morphaug import ndimage
+from morphaug import _ops, ndimage
 from morphaug.ndimage import _grey
 
 # Every test runs on the torch backend and on the automatic (native where built) choice.
@@ -247,6 +247,56 @@ def test_output_tensor_receives_result(name, device):
     returned = getattr(ndimage, name)(x, footprint=footprint, output=out)
     assert returned is out
     torch.testing.assert_close(out, getattr(ndimage, name)(x, footprint=footprint), rtol=0, atol=0)
+
+
+class _Dispatched(TorchDispatchMode):
+    """The names of the ops dispatched (``morphaug::grey_box.out``, ``aten::copy_``, ...)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.name())
+        return func(*args, **(kwargs or {}))
+
+
+IN_PLACE = {"size": (dict(size=(3, 2)), "grey_box"),
+            "footprint": (dict(footprint=np.array([[1, 0, 1], [1, 1, 0]], bool)), "grey_footprint"),
+            "structure": (dict(structure=np.arange(6.0).reshape(2, 3) / 4), "grey_structure")}
+
+
+@pytest.mark.parametrize("element", IN_PLACE)
+@pytest.mark.parametrize("name", ["grey_erosion", "grey_dilation", "grey_opening", "grey_closing"])
+def test_output_of_the_input_dtype_is_written_by_the_kernel(name, element, device):
+    """A native kernel writes ``output`` itself (its ``.out`` variant): no new result copied in."""
+    x = _batch(device)
+    kwargs, kernel = IN_PLACE[element]
+    out = torch.full_like(x, 7.0)
+    with _Dispatched() as dispatched:
+        assert getattr(ndimage, name)(x, output=out, **kwargs) is out
+    torch.testing.assert_close(out, getattr(ndimage, name)(x, **kwargs), rtol=0, atol=0)
+    if _ops.use_native(kernel, x):
+        assert dispatched.names[-1].endswith(f"::{kernel}.out"), dispatched.names
+        assert "aten::copy_" not in dispatched.names
+    else:
+        assert dispatched.names[-1] == "aten::copy_"
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_output_sharing_memory_with_the_input(name, device):
+    """``output`` may be the input, or overlap it: the result is the same (computed, then copied)."""
+    dtype = torch.float32 if name != "grey_erosion" else torch.int16
+    x = _batch(device, dtype)
+    expected = getattr(ndimage, name)(x, size=3)
+    same = x.clone()
+    assert getattr(ndimage, name)(same, size=3, output=same) is same
+    torch.testing.assert_close(same, expected, rtol=0, atol=0)
+    memory = torch.cat([x.flatten(), x.flatten()[:5]])
+    shifted = memory[5:].view(x.shape)  # contiguous, five elements after the input
+    torch.testing.assert_close(memory[:x.numel()].view(x.shape), x, rtol=0, atol=0)
+    assert getattr(ndimage, name)(memory[:x.numel()].view(x.shape), size=3, output=shifted) is shifted
+    torch.testing.assert_close(shifted, expected, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("name", OPS)

@@ -1208,6 +1208,13 @@ def test_opcheck(device):
                               (values, [3, 2], weights, [0, 1, 1, 1, 1, 0], [0, -1], [0, 4], 0.5, False))
         torch.library.opcheck(ops.grey_structure.default,
                               (values.to(torch.int32), [2, 3], weights, [1] * 6, [0, 1], [2, 3], 2, True))
+    out = {"out": torch.empty_like(values)}
+    torch.library.opcheck(ops.grey_box.out, (values, [3, 2], [0, -1], [0, 4], 0.5, False), out)
+    if has("grey_footprint.out"):
+        torch.library.opcheck(ops.grey_footprint.out, (values, [3, 2], flags, [0, -1], [0, 4], 0.5, True), out)
+    if has("grey_structure.out"):
+        torch.library.opcheck(ops.grey_structure.out,
+                              (values, [3, 2], weights, [1] * 6, [0, -1], [0, 4], 0.5, True), out)
     if has("propagate"):
         weights = torch.ones(2, 1, 5, dtype=torch.bool, device=mask.device)
         offsets = [0, -1, -1, 0, 0, 0, 1, 0, 0, 1]

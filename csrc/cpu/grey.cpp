@@ -116,13 +116,17 @@ FootprintSetup box_footprint(const at::Tensor& x, const std::vector<BoxAxis>& ax
   return grey_footprint_setup(x, shape, std::vector<int64_t>(count, 1), origin, mode);
 }
 
-at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
-                        at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+void grey_box_out_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
+                      at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
+                      at::Tensor& out) {
   const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode);
   const at::Tensor x = input.contiguous();
-  at::Tensor out = empty_output(x);
-  if (x.numel() == 0) return out;
-  if (axes.empty()) return out.copy_(x);
+  check_out(out, x, "grey_box");
+  if (x.numel() == 0) return;
+  if (axes.empty()) {
+    out.copy_(x);
+    return;
+  }
   const size_t fused = first_fused(axes, x.dim() - 2);
   const int passes = static_cast<int>(fused) + (fused < axes.size() ? 1 : 0);
   const at::Tensor scratch = passes > 1 ? empty_output(x) : at::Tensor();
@@ -146,11 +150,20 @@ at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntAr
     }
     src = &dst;
   }
+}
+
+at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
+                        at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+  at::Tensor out = empty_output(input);
+  grey_box_out_cpu(input, size, origin, mode, cval, maximum, out);
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("grey_box", &grey_box_cpu); }
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
+  m.impl("grey_box", &grey_box_cpu);
+  m.impl("grey_box.out", &grey_box_out_cpu);
+}
 
 }  // namespace morphaug

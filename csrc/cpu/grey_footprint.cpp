@@ -298,18 +298,29 @@ void footprint_filter_cpu(const at::Tensor& x, const at::Tensor& out, const Foot
 
 namespace {
 
+void grey_footprint_out_cpu(const at::Tensor& input, at::IntArrayRef shape,
+                            at::IntArrayRef footprint, at::IntArrayRef origin,
+                            at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
+                            at::Tensor& out) {
+  const FootprintSetup f = grey_footprint_setup(input, shape, footprint, origin, mode);
+  const at::Tensor x = input.contiguous();
+  check_out(out, x, "grey_footprint");
+  if (x.numel() > 0) footprint_filter_cpu(x, out, f, cval, maximum, "grey_footprint");
+}
+
 at::Tensor grey_footprint_cpu(const at::Tensor& input, at::IntArrayRef shape,
                               at::IntArrayRef footprint, at::IntArrayRef origin,
                               at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
-  const FootprintSetup f = grey_footprint_setup(input, shape, footprint, origin, mode);
-  const at::Tensor x = input.contiguous();
-  at::Tensor out = empty_output(x);
-  if (x.numel() > 0) footprint_filter_cpu(x, out, f, cval, maximum, "grey_footprint");
+  at::Tensor out = empty_output(input);
+  grey_footprint_out_cpu(input, shape, footprint, origin, mode, cval, maximum, out);
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("grey_footprint", &grey_footprint_cpu); }
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
+  m.impl("grey_footprint", &grey_footprint_cpu);
+  m.impl("grey_footprint.out", &grey_footprint_out_cpu);
+}
 
 }  // namespace morphaug

@@ -96,15 +96,15 @@ void structure_filter(const T* in, T* out, T* ext, int64_t slices, const Structu
   });
 }
 
-at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
-                              at::ArrayRef<double> structure, at::IntArrayRef footprint,
-                              at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
-                              bool maximum) {
+void grey_structure_out_cpu(const at::Tensor& input, at::IntArrayRef shape,
+                            at::ArrayRef<double> structure, at::IntArrayRef footprint,
+                            at::IntArrayRef origin, at::IntArrayRef mode,
+                            const at::Scalar& cval, bool maximum, at::Tensor& out) {
   const StructureSetup s =
       grey_structure_setup(input, shape, structure, footprint, origin, mode, maximum);
   const at::Tensor x = input.contiguous();
-  at::Tensor out = fresh_empty(x.sizes(), x.options());
-  if (x.numel() == 0) return out;
+  check_out(out, x, "grey_structure");
+  if (x.numel() == 0) return;
   const int64_t slices = x.size(0) * x.size(1);
   at::Tensor ext = at::empty({slices * extended_numel(s.element.shape)}, x.options());
   AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, x.scalar_type(),
@@ -120,11 +120,22 @@ at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
       run(std::false_type{});
     }
   });
+}
+
+at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
+                              at::ArrayRef<double> structure, at::IntArrayRef footprint,
+                              at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
+                              bool maximum) {
+  at::Tensor out = fresh_empty(input.sizes(), input.options());
+  grey_structure_out_cpu(input, shape, structure, footprint, origin, mode, cval, maximum, out);
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("grey_structure", &grey_structure_cpu); }
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
+  m.impl("grey_structure", &grey_structure_cpu);
+  m.impl("grey_structure.out", &grey_structure_out_cpu);
+}
 
 }  // namespace morphaug

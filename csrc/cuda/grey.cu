@@ -28,14 +28,18 @@ __global__ void box_pass_kernel(const T* in, T* out, Lines lines, BoxAxis a, T c
   }
 }
 
-at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
-                         at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+void grey_box_out_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
+                       at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
+                       at::Tensor& out) {
   const cuda::DeviceGuard guard(input.device());
   const std::vector<BoxAxis> axes = grey_box_axes(input, size, origin, mode);
   const at::Tensor x = input.contiguous();
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
-  if (x.numel() == 0) return out;
-  if (axes.empty()) return out.copy_(x);
+  check_out(out, x, "grey_box");
+  if (x.numel() == 0) return;
+  if (axes.empty()) {
+    out.copy_(x);
+    return;
+  }
   const at::Tensor scratch = axes.size() > 1 ? at::empty_like(out) : at::Tensor();
   const int passes = static_cast<int>(axes.size());
   const cudaStream_t stream = cuda::current_stream();
@@ -57,11 +61,20 @@ at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntA
       src = dst;
     }
   });
+}
+
+at::Tensor grey_box_cuda(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
+                         at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  grey_box_out_cuda(input, size, origin, mode, cval, maximum, out);
   return out;
 }
 
 }  // namespace
 
-MORPHAUG_CUDA_KERNELS(m) { m.impl("grey_box", &grey_box_cuda); }
+MORPHAUG_CUDA_KERNELS(m) {
+  m.impl("grey_box", &grey_box_cuda);
+  m.impl("grey_box.out", &grey_box_out_cuda);
+}
 
 }  // namespace morphaug

@@ -82,14 +82,15 @@ at::Tensor extend(const at::Tensor& x, const ExtendedShape& s, T cval, cudaStrea
   return ext;
 }
 
-at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
-                               at::IntArrayRef footprint, at::IntArrayRef origin,
-                               at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+void grey_footprint_out_cuda(const at::Tensor& input, at::IntArrayRef shape,
+                             at::IntArrayRef footprint, at::IntArrayRef origin,
+                             at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
+                             at::Tensor& out) {
   const cuda::DeviceGuard guard(input.device());
   const ExtendedElement e = grey_footprint_element(input, shape, footprint, origin, mode);
   const at::Tensor x = input.contiguous();
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
-  if (x.numel() == 0) return out;
+  check_out(out, x, "grey_footprint");
+  if (x.numel() == 0) return;
   const at::Tensor offsets = to_device(e.offsets, at::kLong, x.device());
   const int64_t numel = x.numel(), slice_numel = numel / (x.size(0) * x.size(1));
   const int64_t count = offsets.numel(), ext_numel = extended_numel(e.shape);
@@ -103,19 +104,18 @@ at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
           numel, e.shape, slice_numel, ext_numel, offsets.data_ptr<int64_t>(), count);
     });
   });
-  return out;
 }
 
-at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
-                               at::ArrayRef<double> structure, at::IntArrayRef footprint,
-                               at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
-                               bool maximum) {
+void grey_structure_out_cuda(const at::Tensor& input, at::IntArrayRef shape,
+                             at::ArrayRef<double> structure, at::IntArrayRef footprint,
+                             at::IntArrayRef origin, at::IntArrayRef mode,
+                             const at::Scalar& cval, bool maximum, at::Tensor& out) {
   const cuda::DeviceGuard guard(input.device());
   const StructureSetup s =
       grey_structure_setup(input, shape, structure, footprint, origin, mode, maximum);
   const at::Tensor x = input.contiguous();
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
-  if (x.numel() == 0) return out;
+  check_out(out, x, "grey_structure");
+  if (x.numel() == 0) return;
   const ExtendedElement& e = s.element;
   const at::Tensor offsets = to_device(e.offsets, at::kLong, x.device());
   const int64_t numel = x.numel(), slice_numel = numel / (x.size(0) * x.size(1));
@@ -135,6 +135,22 @@ at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
           weights.data_ptr<Acc>(), s.weights[0], count);
     });
   });
+}
+
+at::Tensor grey_footprint_cuda(const at::Tensor& input, at::IntArrayRef shape,
+                               at::IntArrayRef footprint, at::IntArrayRef origin,
+                               at::IntArrayRef mode, const at::Scalar& cval, bool maximum) {
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  grey_footprint_out_cuda(input, shape, footprint, origin, mode, cval, maximum, out);
+  return out;
+}
+
+at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
+                               at::ArrayRef<double> structure, at::IntArrayRef footprint,
+                               at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval,
+                               bool maximum) {
+  at::Tensor out = at::empty(input.sizes(), input.options());
+  grey_structure_out_cuda(input, shape, structure, footprint, origin, mode, cval, maximum, out);
   return out;
 }
 
@@ -142,7 +158,9 @@ at::Tensor grey_structure_cuda(const at::Tensor& input, at::IntArrayRef shape,
 
 MORPHAUG_CUDA_KERNELS(m) {
   m.impl("grey_footprint", &grey_footprint_cuda);
+  m.impl("grey_footprint.out", &grey_footprint_out_cuda);
   m.impl("grey_structure", &grey_structure_cuda);
+  m.impl("grey_structure.out", &grey_structure_out_cuda);
 }
 
 }  // namespace morphaug

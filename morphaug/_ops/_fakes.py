@@ -39,16 +39,22 @@ def register_fakes(namespace: str) -> None:
         return mask.new_empty((mask.shape[0], 1, *mask.shape[2:]))
 
     @torch.library.register_fake(f"{namespace}::grey_box")
-    def _grey_box_fake(input, size, origin, mode, cval, maximum):
+    def _grey_box_fake(input, size, origin, modes, cval, maximum):
         return input.new_empty(input.shape)
 
     @torch.library.register_fake(f"{namespace}::grey_footprint")
-    def _grey_footprint_fake(input, shape, footprint, origin, mode, cval, maximum):
+    def _grey_footprint_fake(input, shape, footprint, origin, modes, cval, maximum):
         return input.new_empty(input.shape)
 
     @torch.library.register_fake(f"{namespace}::grey_structure")
-    def _grey_structure_fake(input, shape, structure, footprint, origin, mode, cval, maximum):
+    def _grey_structure_fake(input, shape, structure, footprint, origin, modes, cval, maximum):
         return input.new_empty(input.shape)
+
+    def _write_out(*args, out):  # the .out variants return nothing: they write out
+        return None
+
+    for op in ("grey_box", "grey_footprint", "grey_structure"):
+        torch.library.register_fake(f"{namespace}::{op}.out")(_write_out)
 
     @torch.library.register_fake(f"{namespace}::propagate")
     def _propagate_fake(input, mask, weights, offsets, border):

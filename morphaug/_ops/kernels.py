@@ -4,7 +4,8 @@ Each function takes already normalised arguments (the public functions in
 ``morphaug.ndimage``, ``morphaug.ot`` and ``morphaug.transforms`` validate and
 normalise them, and choose the kernel in their dispatch table), runs one
 kernel launch over all ``B * C`` slices on the input's device, never modifies
-its inputs and returns new contiguous tensors. The C++ launchers check their
+its inputs and returns new contiguous tensors (the grey filters: or writes
+``out``, see :func:`grey_box`). The C++ launchers check their
 arguments again and raise RuntimeError quoting the offending values. With
 ``MORPHAUG_EMULATE_CUDA=1`` (tests) the calls on CPU tensors go to
 ``torch.ops.morphaug_emu``: the CUDA launchers, run by the emulator of
@@ -129,8 +130,16 @@ def _mode_codes(mode: Sequence[str]) -> list[int]:
     return [MODE_CODES[m] for m in mode]
 
 
+def _into(op, args: list, out: torch.Tensor | None) -> torch.Tensor:
+    """``op(*args)``, a new tensor, or its ``.out`` variant writing ``out``, returned."""
+    if out is None:
+        return op(*args)
+    op.out(*args, out=out)
+    return out
+
+
 def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
-             mode: Sequence[str], cval, maximum: bool) -> torch.Tensor:
+             mode: Sequence[str], cval, maximum: bool, out: torch.Tensor | None = None) -> torch.Tensor:
     """The minimum (``grey_erosion``) or maximum filter of each ``(b, c)`` slice by a box.
 
     Elements are in erosion form: ``grey_dilation`` is the maximum filter by
@@ -148,9 +157,12 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
         cval: fill value of ``"constant"`` borders, a Python scalar already
             representable in the input dtype (``_shift.cast_cval``).
         maximum: the maximum filter instead of the minimum.
+        out: a contiguous tensor of the input's shape and dtype, on its device,
+            sharing no memory with it, that receives the result (no new
+            tensor is made); or None.
 
     Returns:
-        a new contiguous tensor of the input's dtype and shape.
+        a new contiguous tensor of the input's dtype and shape, or ``out``.
 
     SciPy parity: exact (it selects input values, and the minimum over a box
     is the minimum over its axes in any order). On CPU the trailing axes that
@@ -164,11 +176,12 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
     torch backend (SciPy's result depends on where the NaN sits).
     """
     codes = _mode_codes(mode)
-    return ops_for(input).grey_box(input, list(size), list(origin), codes, cval, maximum)
+    return _into(ops_for(input).grey_box, [input, list(size), list(origin), codes, cval, maximum], out)
 
 
 def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[int],
-                   mode: Sequence[str], cval, maximum: bool) -> torch.Tensor:
+                   mode: Sequence[str], cval, maximum: bool,
+                   out: torch.Tensor | None = None) -> torch.Tensor:
     """The minimum or maximum filter of each ``(b, c)`` slice by one flat footprint (erosion form).
 
     Args:
@@ -176,11 +189,11 @@ def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[
         footprint: bool array with one dimension per spatial axis (extent 1
             on axes left alone) and at least one true value, shared by every
             slice, as grey_erosion takes it.
-        origin, mode, cval, maximum: as for :func:`grey_box`, with the
+        origin, mode, cval, maximum, out: as for :func:`grey_box`, with the
             footprint's extent per axis in place of ``size``.
 
     Returns:
-        a new contiguous tensor of the input's dtype and shape.
+        a new contiguous tensor of the input's dtype and shape, or ``out``.
 
     SciPy parity: exact (it selects input values). On CPU the footprint is
     split into runs of true values along its last axis; each distinct run
@@ -192,12 +205,13 @@ def grey_footprint(input: torch.Tensor, footprint: np.ndarray, origin: Sequence[
     """
     codes = _mode_codes(mode)
     flags = np.asarray(footprint, dtype=bool)
-    return ops_for(input).grey_footprint(input, list(flags.shape), flags.astype(int).ravel().tolist(),
-                                         list(origin), codes, cval, maximum)
+    return _into(ops_for(input).grey_footprint, [input, list(flags.shape), flags.astype(int).ravel().tolist(),
+                                                 list(origin), codes, cval, maximum], out)
 
 
 def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.ndarray | None,
-                   origin: Sequence[int], mode: Sequence[str], cval, maximum: bool) -> torch.Tensor:
+                   origin: Sequence[int], mode: Sequence[str], cval, maximum: bool,
+                   out: torch.Tensor | None = None) -> torch.Tensor:
     """The minimum or maximum filter of each ``(b, c)`` slice by one non-flat element (erosion form).
 
     Args:
@@ -208,11 +222,11 @@ def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.nda
             it, the maximum adds it (``grey_dilation`` passes it reflected).
         footprint: bool array of the structure's shape with at least one true
             value (which positions take part), or None for all of them.
-        origin, mode, cval, maximum: as for :func:`grey_box`, with the
+        origin, mode, cval, maximum, out: as for :func:`grey_box`, with the
             element's extent per axis in place of ``size``.
 
     Returns:
-        a new contiguous tensor of the input's dtype and shape.
+        a new contiguous tensor of the input's dtype and shape, or ``out``.
 
     SciPy parity: the torch backend's arithmetic, value for value (see
     ``morphaug.ndimage._grey``): SciPy's, with float64 at the element's first
@@ -224,9 +238,9 @@ def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.nda
     codes = _mode_codes(mode)
     values = np.asarray(structure, dtype=np.float64)
     flags = np.ones(values.shape, bool) if footprint is None else np.asarray(footprint, dtype=bool)
-    return ops_for(input).grey_structure(input, list(values.shape), values.ravel().tolist(),
-                                         flags.astype(int).ravel().tolist(), list(origin), codes, cval,
-                                         maximum)
+    return _into(ops_for(input).grey_structure, [input, list(values.shape), values.ravel().tolist(),
+                                                 flags.astype(int).ravel().tolist(), list(origin), codes,
+                                                 cval, maximum], out)
 
 
 def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor,

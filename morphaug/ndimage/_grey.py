@@ -17,7 +17,10 @@ over the true positions), a shared non-flat ``structure`` read on the host
 loops over the true positions, the torch backend's arithmetic); everything
 else, and those cases where their kernel is not built, runs on the torch
 backend. A structure given on an accelerator is never read back, so it stays
-on the torch backend there.
+on the torch backend there. An ``output`` tensor of the input's dtype,
+contiguous and sharing no memory with the input, is written by the native
+kernel itself (its ``.out`` variant; the last step of an opening or closing);
+any other ``output`` receives a copy of the result.
 
 A footprint on the CPU (or array-like) is read on the host: an all-true one
 takes the separable path, an all-false one is a ``ValueError``, and only its
@@ -122,6 +125,7 @@ from ._normalize import (
     normalize_origin,
     normalize_sequence,
     validate_origin,
+    written_in_place,
 )
 from . import _unsigned
 from ._shift import cast_cval, pad, shifted
@@ -286,23 +290,25 @@ def _reflected(filt: Filter) -> Filter:
 # Dispatch and the native runners
 # --------------------------------------------------------------------------
 
-def _min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+def _min_or_max(input: torch.Tensor, filt: Filter, minimum: bool,
+                into: torch.Tensor | None = None) -> torch.Tensor:
     """Minimum (erosion) or maximum (dilation, given the reflected filter), by the op's table."""
-    return _filter_steps(input, [(filt, minimum)])
+    return _filter_steps(input, [(filt, minimum)], into)
 
 
-def _opening(input: torch.Tensor, filt: Filter) -> torch.Tensor:
+def _opening(input: torch.Tensor, filt: Filter, into: torch.Tensor | None = None) -> torch.Tensor:
     """Erosion, then dilation (SciPy's ``grey_opening``)."""
-    return _filter_steps(input, [(filt, True), (_reflected(filt), False)])
+    return _filter_steps(input, [(filt, True), (_reflected(filt), False)], into)
 
 
-def _closing(input: torch.Tensor, filt: Filter) -> torch.Tensor:
+def _closing(input: torch.Tensor, filt: Filter, into: torch.Tensor | None = None) -> torch.Tensor:
     """Dilation, then erosion (SciPy's ``grey_closing``)."""
-    return _filter_steps(input, [(_reflected(filt), False), (filt, True)])
+    return _filter_steps(input, [(_reflected(filt), False), (filt, True)], into)
 
 
-def _filter_steps(input: torch.Tensor, steps) -> torch.Tensor:
-    """``input`` through the ``(filter, minimum)`` steps in turn, as SciPy chains them.
+def _filter_steps(input: torch.Tensor, steps, into: torch.Tensor | None = None) -> torch.Tensor:
+    """``input`` through the ``(filter, minimum)`` steps in turn, as SciPy chains them; the
+    last step writes ``into`` where its kernel can (``_normalize.written_in_place``).
 
     A bool input with a non-flat structure follows SciPy's byte arithmetic
     (:func:`_bool_structure`), whose steps pass bytes, not bools, on to the next.
@@ -314,14 +320,17 @@ def _filter_steps(input: torch.Tensor, steps) -> torch.Tensor:
         for filt, minimum in steps:
             codes = _bool_structure(codes, filt, minimum)
         return codes != 0
-    for filt, minimum in steps:
-        input = _extremum(input, filt, minimum)
+    for step, (filt, minimum) in enumerate(steps):
+        input = _extremum(input, filt, minimum, into if step == len(steps) - 1 else None)
     return input
 
 
-def _extremum(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+def _extremum(input: torch.Tensor, filt: Filter, minimum: bool,
+              into: torch.Tensor | None = None) -> torch.Tensor:
     """One min/max filter by the op's table: wide unsigned inputs with a non-flat element in
-    a wider signed dtype (``_unsigned``), an input that requires grad through :class:`_Extremum`."""
+    a wider signed dtype (``_unsigned``), an input that requires grad through :class:`_Extremum`;
+    a native kernel writes ``into`` (a tensor for the result, or None), the torch backend
+    returns a new tensor."""
     if input.dtype in _unsigned.SIGNED and filt.structure is not None:  # SciPy's sums, in a wider dtype
         wider = _unsigned.WIDER.get(input.dtype)
         if wider is None:
@@ -331,7 +340,7 @@ def _extremum(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
         return result.clamp_(0, torch.iinfo(input.dtype).max).to(input.dtype)  # saturated, as documented
     if input.requires_grad and torch.is_grad_enabled():
         return _Extremum.apply(input, filt, minimum)
-    return _TABLES[minimum](input, input, filt, minimum)
+    return _TABLES[minimum](input, input, filt, minimum, into)
 
 
 def _byte(values: torch.Tensor) -> torch.Tensor:
@@ -380,7 +389,7 @@ class _Extremum(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, input, filt, minimum):
-        result = _TABLES[minimum](input, input, filt, minimum)
+        result = _TABLES[minimum](input, input, filt, minimum, None)
         ctx.save_for_backward(input, result)
         ctx.filt, ctx.minimum = filt, minimum
         return result
@@ -395,21 +404,22 @@ def _table(op: str) -> _ops.Table:
     """grey_erosion's or grey_dilation's dispatch table (and so the compound ops')."""
     return _ops.Table(op, [
         _ops.Case("size, or an all-true footprint", "grey_box",
-                  lambda input, filt, minimum: filt.separable, _min_or_max_native),
+                  lambda input, filt, minimum, into: filt.separable, _min_or_max_native),
         _ops.Case("one flat footprint for every slice, read on the host", "grey_footprint",
-                  lambda input, filt, minimum: filt.structure is None and filt.shared_host,
+                  lambda input, filt, minimum, into: filt.structure is None and filt.shared_host,
                   _footprint_native),
         _ops.Case("one non-flat structure for every slice, read on the host", "grey_structure",
-                  lambda input, filt, minimum: (filt.structure_host is not None
+                  lambda input, filt, minimum, into: (filt.structure_host is not None
                                                 and filt.structure.shape[0] * filt.structure.shape[1] == 1
                                                 and (filt.footprint is None or filt.shared_host)),
                   _structure_native),
     ], _torch_min_or_max)
 
 
-def _torch_min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
-    """The torch backend; a wide unsigned input (flat elements: the native flat kernels take
-    it as it is) on its order-preserving signed image (``_unsigned``), which is exact."""
+def _torch_min_or_max(input: torch.Tensor, filt: Filter, minimum: bool, into) -> torch.Tensor:
+    """The torch backend, a new tensor (``into`` is left to ``finish_output``); a wide unsigned
+    input (flat elements: the native flat kernels take it as it is) on its order-preserving
+    signed image (``_unsigned``), which is exact."""
     if input.dtype in _unsigned.SIGNED:
         cval = None if filt.cval is None else _unsigned.ordered_value(filt.cval, input.dtype)
         result = _torch_grey.min_or_max(_unsigned.ordered(input), dataclasses.replace(filt, cval=cval),
@@ -418,8 +428,9 @@ def _torch_min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch
     return _torch_grey.min_or_max(input, filt, minimum)
 
 
-def _min_or_max_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
-    """A box filter on the native box kernel (``_ops.kernels.grey_box``).
+def _min_or_max_native(input: torch.Tensor, filt: Filter, minimum: bool,
+                       into: torch.Tensor | None) -> torch.Tensor:
+    """A box filter on the native box kernel (``_ops.kernels.grey_box``), into ``into`` if given.
 
     Like every native grey kernel it takes the element in erosion form, as
     ``filt`` holds it (reflected for dilation), and a min / max flag.
@@ -428,7 +439,7 @@ def _min_or_max_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torc
     for axis, width in zip(filt.axes, filt.shape):
         if width == 1:  # SciPy skips these axes (and their origins)
             origin[axis] = 0
-    return _ops.kernels.grey_box(input, size, origin, mode, cval, maximum=not minimum)
+    return _ops.kernels.grey_box(input, size, origin, mode, cval, maximum=not minimum, out=into)
 
 
 def _kernel_arguments(input: torch.Tensor, filt: Filter):
@@ -441,21 +452,23 @@ def _kernel_arguments(input: torch.Tensor, filt: Filter):
     return shape, origin, mode, 0 if filt.cval is None else filt.cval
 
 
-def _footprint_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+def _footprint_native(input: torch.Tensor, filt: Filter, minimum: bool,
+                      into: torch.Tensor | None) -> torch.Tensor:
     """A shared host footprint on the native row-segment kernel (``_ops.kernels.grey_footprint``)."""
     shape, origin, mode, cval = _kernel_arguments(input, filt)
     return _ops.kernels.grey_footprint(input, filt.host.reshape(shape), origin, mode, cval,
-                                       maximum=not minimum)
+                                       maximum=not minimum, out=into)
 
 
-def _structure_native(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+def _structure_native(input: torch.Tensor, filt: Filter, minimum: bool,
+                      into: torch.Tensor | None) -> torch.Tensor:
     """A shared non-flat element read on the host on the native direct-loop kernel
     (``_ops.kernels.grey_structure``)."""
     shape, origin, mode, cval = _kernel_arguments(input, filt)
     structure = filt.structure_host.reshape(shape)
     footprint = None if filt.host is None else filt.host.reshape(shape)
     return _ops.kernels.grey_structure(input, structure, footprint, origin, mode, cval,
-                                       maximum=not minimum)
+                                       maximum=not minimum, out=into)
 
 
 _TABLES = {True: _table("grey_erosion"), False: _table("grey_dilation")}
@@ -538,7 +551,7 @@ def grey_erosion(input, size=None, footprint=None, structure=None, output=None,
     input = check_input(input)
     output = check_output(output, input)
     filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
-    return finish_output(_min_or_max(input, filt, minimum=True), output)
+    return finish_output(_min_or_max(input, filt, True, written_in_place(output, input)), output)
 
 
 @_opaque
@@ -576,7 +589,7 @@ def grey_dilation(input, size=None, footprint=None, structure=None, output=None,
     input = check_input(input)
     output = check_output(output, input)
     filt = _reflected(_prepare(input, size, footprint, structure, mode, cval, origin, axes))
-    return finish_output(_min_or_max(input, filt, minimum=False), output)
+    return finish_output(_min_or_max(input, filt, False, written_in_place(output, input)), output)
 
 
 @_opaque
@@ -611,7 +624,7 @@ def grey_opening(input, size=None, footprint=None, structure=None, output=None,
     input = check_input(input)
     output = check_output(output, input)
     filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
-    return finish_output(_opening(input, filt), output)
+    return finish_output(_opening(input, filt, written_in_place(output, input)), output)
 
 
 @_opaque
@@ -646,7 +659,7 @@ def grey_closing(input, size=None, footprint=None, structure=None, output=None,
     input = check_input(input)
     output = check_output(output, input)
     filt = _prepare(input, size, footprint, structure, mode, cval, origin, axes)
-    return finish_output(_closing(input, filt), output)
+    return finish_output(_closing(input, filt, written_in_place(output, input)), output)
 
 
 @_opaque

@@ -46,6 +46,7 @@ __all__ = [
     "normalize_iterations",
     "normalize_mask",
     "check_output",
+    "written_in_place",
     "finish_output",
 ]
 
@@ -324,9 +325,20 @@ def check_output(output, input: torch.Tensor, name: str = "output",
     return check_no_overlap(output, name)
 
 
+def written_in_place(output, input: torch.Tensor) -> torch.Tensor | None:
+    """``output`` (checked) when a kernel can write the result straight into it: a contiguous
+    tensor of the input's dtype that shares no memory with the input. Else None: the result
+    is a new tensor, which :func:`finish_output` casts or copies."""
+    if (isinstance(output, torch.Tensor) and output.dtype == input.dtype and output.is_contiguous()
+            and not torch._C._overlaps(output, input)):
+        return output
+    return None
+
+
 def finish_output(result: torch.Tensor, output) -> torch.Tensor:
-    """Return ``result``, cast to a requested dtype or copied into ``output``."""
-    if output is None:
+    """Return ``result``, cast to a requested dtype or copied into ``output`` (unless it is
+    ``output``, written in place)."""
+    if output is None or result is output:
         return result
     if isinstance(output, torch.dtype):
         return result.to(output)
