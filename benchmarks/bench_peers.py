@@ -17,11 +17,13 @@
 * ``grey_erosion(size=3)``, ``distance_transform_edt`` and
   ``binary_dilation`` (one step of the cross) on volumes 64^3 to 256^3 and
   images 128^2 to 2048^2, each against that bound (reference time = voxels x
-  the big copy's ns per voxel: a speed-up of 0.5 is within 2x of the bound);
-  the note gives the op's ns per voxel, its ratio to the op's cheapest
-  size of the same rank (1.00 = flat cost per voxel) and the ns per voxel of
-  ``x.clone()``: a copy into fresh memory, whose first writes fault pages in
-  as those of the op's new output do (on a VM, several times the copy).
+  the big copy's ns per voxel: a speed-up of 0.5 is within 2x of the bound),
+  twice: returning a new result, and writing a preallocated one (``output=``,
+  ``distances=``), as the bound's copy does; the note gives the op's ns per
+  voxel, its ratio to the op's cheapest size of the same rank and kind of
+  result (1.00 = flat cost per voxel) and the ns per voxel of ``x.clone()``:
+  a copy into fresh memory, whose first writes fault pages in as those of the
+  op's new result do (on this VM, up to several times the copy).
 
 Times are medians of settled calls (``_timing.measure``: 11 after 8 for calls
 of 0.1 s or less, 51 for calls of 1 ms or less; 1 call with ``--quick``, tiny
@@ -112,10 +114,10 @@ def _copy_bound(rows: list[Row], quick: bool) -> float:
     return per_voxel
 
 
-PER_VOXEL_OPS = (
-    ("grey_erosion size=3", lambda x: mnd.grey_erosion(x, size=3), False),
-    ("distance_transform_edt", lambda x: mnd.distance_transform_edt(x), True),
-    ("binary_dilation cross", lambda x: mnd.binary_dilation(x), True),
+PER_VOXEL_OPS = (  # (case, op(x, out): out a preallocated result or None, dtype of the result or None)
+    ("grey_erosion size=3", lambda x, out: mnd.grey_erosion(x, size=3, output=out), None),
+    ("distance_transform_edt", lambda x, out: mnd.distance_transform_edt(x, distances=out), torch.float32),
+    ("binary_dilation cross", lambda x, out: mnd.binary_dilation(x, output=out), torch.bool),
 )
 
 
@@ -124,19 +126,22 @@ def _bound_rows(rows: list[Row], quick: bool, per_voxel: float) -> None:
               [(1, 1, 64, 64, 64), (1, 1, 128, 128, 128), (1, 1, 256, 256, 256),
                (32, 1, 128, 128), (32, 1, 512, 512), (2, 1, 2048, 2048)])
     g = torch.Generator().manual_seed(1)
-    for case, op, binary in PER_VOXEL_OPS:
-        measured = []
-        for shape in shapes:
-            x = torch.rand(shape, generator=g)
-            x = x > 0.3 if binary else x
-            ours_s = measure(lambda: op(x), "cpu", quick)[1]
-            clone_ns = measure(x.clone, "cpu", quick)[1] / x.numel() * 1e9
-            measured.append((x, ours_s, ours_s / x.numel() * 1e9, clone_ns))
-        for x, ours_s, ns, clone_ns in measured:
-            best = min(other_ns for other, _, other_ns, _ in measured if other.ndim == x.ndim)
-            rows.append(Row(f"{case}, per voxel", _shape_text(x), "cpu", ours_s, COPY, per_voxel * x.numel(),
-                            f"{ns:.2f} ns/voxel, {ns / best:.2f}x the cheapest {x.ndim - 2}-D size; "
-                            f"bound {per_voxel * 1e9:.2f} ns/voxel; x.clone() {clone_ns:.2f} ns/voxel"))
+    for case, op, result_dtype in PER_VOXEL_OPS:
+        for preallocated in (False, True):
+            measured = []
+            for shape in shapes:
+                x = torch.rand(shape, generator=g)
+                x = x > 0.3 if result_dtype == torch.bool else x
+                out = torch.empty(shape, dtype=result_dtype or x.dtype) if preallocated else None
+                ours_s = measure(lambda: op(x, out), "cpu", quick)[1]
+                clone_ns = measure(x.clone, "cpu", quick)[1] / x.numel() * 1e9
+                measured.append((x, ours_s, ours_s / x.numel() * 1e9, clone_ns))
+            label = f"{case}{' into output' if preallocated else ''}, per voxel"
+            for x, ours_s, ns, clone_ns in measured:
+                best = min(other_ns for other, _, other_ns, _ in measured if other.ndim == x.ndim)
+                rows.append(Row(label, _shape_text(x), "cpu", ours_s, COPY, per_voxel * x.numel(),
+                                f"{ns:.2f} ns/voxel, {ns / best:.2f}x the cheapest {x.ndim - 2}-D size; "
+                                f"bound {per_voxel * 1e9:.2f} ns/voxel; x.clone() {clone_ns:.2f} ns/voxel"))
 
 
 def run(device: torch.device, quick: bool) -> list[Row]:

@@ -67,7 +67,11 @@ inline void define_schemas(torch::Library& m) {
   // int64 (CPU: 0 .. 127, checked; CUDA: not read on the host, clamped to
   // 0 .. 2^15 - 1) and metric (B, C) int64: 0 euclidean (x^2 + ... <= r^2),
   // 1 taxicab, 2 chessboard; erode (B, C) bool.
+  // Its .out variant writes the result into `out`, as the grey ops' do.
   m.def("ball_morphology(Tensor mask, Tensor radius, Tensor metric, Tensor erode) -> Tensor");
+  m.def(
+      "ball_morphology.out(Tensor mask, Tensor radius, Tensor metric, Tensor erode, *, "
+      "Tensor(a!) out) -> ()");
   // Signed Euclidean distance (unit sampling, float32) of each slice of a bool
   // (B, C, *spatial) mask to its boundary voxels (mask voxels with a face
   // neighbour outside the mask): -distance strictly inside the mask, +0 on the

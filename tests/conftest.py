@@ -11,6 +11,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from morphaug import _ops, _sync
 
@@ -148,3 +149,16 @@ def count_reads(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(_sync, "host_read", counting)
     return reads
+
+
+class Dispatched(TorchDispatchMode):
+    """The names of the ops dispatched while it is on (``morphaug::grey_box.out``,
+    ``aten::copy_``, ...)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.name())
+        return func(*args, **(kwargs or {}))

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
-from conftest import assert_close_to_reference, slice_element, to_numpy
+from conftest import Dispatched, assert_close_to_reference, slice_element, to_numpy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from morphaug import _ops
 from morphaug.ndimage import (
     binary_closing,
     binary_dilation,
@@ -409,11 +410,31 @@ def test_output_tensor_receives_result(op, dtype, device):
     assert op(x, output=torch.float64).dtype == torch.float64
 
 
+@pytest.mark.parametrize("op", [binary_erosion, binary_dilation, binary_opening, binary_closing],
+                         ids=lambda f: f.__name__)
+def test_bool_output_is_written_by_the_ball_kernel(op, device):
+    """The ball kernel writes a bool ``output`` itself (its ``.out`` variant): no copy."""
+    x = torch.rand(2, 3, 9, 8, 7, generator=torch.Generator().manual_seed(4)).to(device) > 0.4
+    out = ~x
+    with Dispatched() as dispatched:
+        assert op(x, iterations=2, output=out) is out
+    assert torch.equal(out, op(x, iterations=2))
+    if _ops.use_native("ball_morphology", x):
+        assert dispatched.names[-1].endswith("::ball_morphology.out"), dispatched.names
+        assert "aten::copy_" not in dispatched.names
+    else:
+        assert dispatched.names[-1] == "aten::copy_"
+
+
 def test_output_may_alias_the_input():
     x = torch.rand(1, 1, 8, 8, generator=torch.Generator().manual_seed(3)) > 0.3
     expected = binary_dilation(x, iterations=2)
     binary_dilation(x, iterations=2, output=x)
     assert torch.equal(x, expected)
+    memory = torch.cat([x.flatten(), x.flatten()[:3]])
+    shifted = memory[3:].view(x.shape)  # contiguous, three voxels after the input
+    assert binary_erosion(memory[:x.numel()].view(x.shape), output=shifted) is shifted
+    assert torch.equal(shifted, binary_erosion(x))
 
 
 def test_nan_counts_as_true():

@@ -178,11 +178,14 @@ def fill_holes_case(shape, connectivity, seed):
     return call, lambda: [(per_slice(x, lambda s: (ndi.binary_fill_holes(s, structure),))[0], True)]
 
 
-def ball_case(shape, radius, metric, erode, seed):
+def ball_case(shape, radius, metric, erode, seed, into=False):
+    """``into``: the launcher's ``.out`` variant writes a tensor holding other values."""
     x = np.random.default_rng(seed).random(shape) < 0.3
     radius, metric, erode = np.asarray(radius), np.asarray(metric), np.asarray(erode)
-    call = lambda device: _native.ball_morphology(  # noqa: E731
-        *(torch.from_numpy(a).to(device) for a in (x, radius, metric, erode)))
+
+    def call(device):
+        mask, *lead = (torch.from_numpy(a).to(device) for a in (x, radius, metric, erode))
+        return _native.ball_morphology(mask, *lead, out=~mask if into else None)
 
     def reference():
         expected = []
@@ -276,6 +279,7 @@ CASES = {
     "ball 2-D": ball_case((2, 3, 15, 13), [[0, 2, 3], [1, 4, 2]], [[0, 0, 1], [2, 1, 0]],
                           [[False, True, False], [True, False, True]], 23),
     "ball 3-D": ball_case((1, 2, 9, 8, 7), [[2, 3]], [[0, 2]], [[False, True]], 24),
+    "ball 3-D out": ball_case((2, 1, 8, 9, 7), [[3], [1]], [[1], [0]], [[True], [False]], 44, into=True),
     "ball radius 130": ball_case((1, 1, 300, 3), [[130]], [[0]], [[False]], 25),
     "signed_edt 1-D": signed_edt_case((2, 2, 50), 26),
     "signed_edt 2-D": signed_edt_case((2, 2, 30, 25), 27),

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
-from conftest import assert_matches_scipy, slice_element, to_numpy
+from conftest import Dispatched, assert_matches_scipy, slice_element, to_numpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -249,18 +249,6 @@ def test_output_tensor_receives_result(name, device):
     torch.testing.assert_close(out, getattr(ndimage, name)(x, footprint=footprint), rtol=0, atol=0)
 
 
-class _Dispatched(TorchDispatchMode):
-    """The names of the ops dispatched (``morphaug::grey_box.out``, ``aten::copy_``, ...)."""
-
-    def __init__(self):
-        super().__init__()
-        self.names = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(func.name())
-        return func(*args, **(kwargs or {}))
-
-
 IN_PLACE = {"size": (dict(size=(3, 2)), "grey_box"),
             "footprint": (dict(footprint=np.array([[1, 0, 1], [1, 1, 0]], bool)), "grey_footprint"),
             "structure": (dict(structure=np.arange(6.0).reshape(2, 3) / 4), "grey_structure")}
@@ -273,7 +261,7 @@ def test_output_of_the_input_dtype_is_written_by_the_kernel(name, element, devic
     x = _batch(device)
     kwargs, kernel = IN_PLACE[element]
     out = torch.full_like(x, 7.0)
-    with _Dispatched() as dispatched:
+    with Dispatched() as dispatched:
         assert getattr(ndimage, name)(x, output=out, **kwargs) is out
     torch.testing.assert_close(out, getattr(ndimage, name)(x, **kwargs), rtol=0, atol=0)
     if _ops.use_native(kernel, x):

@@ -648,7 +648,7 @@ def test_balls_run_on_the_ball_kernel(device, monkeypatch, element, name):
                  "ball2": footprints.ball(2).numpy()}[element]
     calls = []
     monkeypatch.setattr(_native, "ball_morphology",
-                        lambda *args, real=_native.ball_morphology: calls.append(1) or real(*args))
+                        lambda *args, real=_native.ball_morphology, **kw: calls.append(1) or real(*args, **kw))
     monkeypatch.setenv("MORPHAUG_BACKEND", "native")
     for iterations in (1, 2, 3):
         got = getattr(ndimage, name)(torch.from_numpy(x).to(dev), structure, iterations)
@@ -1226,9 +1226,10 @@ def test_opcheck(device):
         torch.library.opcheck(ops.label.default, (mask, [0, 1, 0, 1, 0, 1, 0, 1, 0], torch.int64))
     if has("ball_morphology"):
         lead = dict(dtype=torch.long, device=mask.device)
-        torch.library.opcheck(ops.ball_morphology.default,
-                              (mask, torch.tensor([[2], [0]], **lead), torch.tensor([[0], [2]], **lead),
-                               torch.tensor([[True], [False]], device=mask.device)))
+        ball = (mask, torch.tensor([[2], [0]], **lead), torch.tensor([[0], [2]], **lead),
+                torch.tensor([[True], [False]], device=mask.device))
+        torch.library.opcheck(ops.ball_morphology.default, ball)
+        torch.library.opcheck(ops.ball_morphology.out, ball, {"out": torch.empty_like(mask)})
 
 
 # --- bad inputs --------------------------------------------------------------

@@ -106,8 +106,8 @@ MORPHAUG_CPU_CLONES void morph_planes(const uint8_t* mask, bool* out, const std:
   for (int64_t p = 0; p < numel; ++p) dst[p] = ball_inside<Metric>(in[p], r) != erode;
 }
 
-at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
-                               const at::Tensor& metric, const at::Tensor& erode) {
+void ball_morphology_out_cpu(const at::Tensor& mask, const at::Tensor& radius,
+                             const at::Tensor& metric, const at::Tensor& erode, at::Tensor& out) {
   check_ball_arguments(mask, radius, metric, erode);
   const int64_t slices = mask.size(0) * mask.size(1);
   const at::Tensor radii = radius.contiguous(), metrics = metric.contiguous(),
@@ -125,10 +125,10 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
     widest = std::max(widest, r[s]);
   }
   const at::Tensor x = mask.contiguous();
-  at::Tensor out = fresh_empty(x.sizes(), x.options());
+  check_out(out, x, "ball_morphology");
   const std::vector<int64_t> size(x.sizes().begin() + 2, x.sizes().end());
   const int64_t numel = slices > 0 ? x.numel() / slices : 0;
-  if (numel == 0) return out;
+  if (numel == 0) return;
   const int64_t n = size[0], plane = numel / n;
   const int64_t planes = std::min(n, std::max((kTaskValues + plane - 1) / plane, 4 * widest));
   const int64_t tasks_per_slice = (n + planes - 1) / planes;
@@ -156,11 +156,20 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
       }
     }
   });
+}
+
+at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
+                               const at::Tensor& metric, const at::Tensor& erode) {
+  at::Tensor out = fresh_empty(mask.sizes(), mask.options());
+  ball_morphology_out_cpu(mask, radius, metric, erode, out);
   return out;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("ball_morphology", &ball_morphology_cpu); }
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
+  m.impl("ball_morphology", &ball_morphology_cpu);
+  m.impl("ball_morphology.out", &ball_morphology_out_cpu);
+}
 
 }  // namespace morphaug

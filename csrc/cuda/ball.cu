@@ -85,8 +85,8 @@ __global__ void finish_kernel(const uint8_t* mask, const Value* v, bool* out, in
   }
 }
 
-at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius,
-                                const at::Tensor& metric, const at::Tensor& erode) {
+void ball_morphology_out_cuda(const at::Tensor& mask, const at::Tensor& radius,
+                              const at::Tensor& metric, const at::Tensor& erode, at::Tensor& out) {
   const cuda::DeviceGuard guard(mask.device());
   check_ball_arguments(mask, radius, metric, erode);
   // Metric codes are checked on the device, without a host read: a bad one
@@ -95,9 +95,9 @@ at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius
                     "morphaug::ball_morphology: metric codes are 0 (euclidean), 1 (taxicab) and 2 "
                     "(chessboard)");
   const at::Tensor x = mask.contiguous();
-  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  check_out(out, x, "ball_morphology");
   const int64_t slices = x.size(0) * x.size(1);
-  if (x.numel() == 0) return out;
+  if (x.numel() == 0) return;
   // Radii are not read on the host: negative ones count as 0, and int32
   // values hold r^2 + 1 + r^2 for every r below 2^15 (clamped there).
   const at::Tensor radii = radius.clamp(0, (1 << 15) - 1).contiguous();
@@ -121,11 +121,20 @@ at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius
   }
   cuda::launch<finish_kernel>(blocks_for(numel), kThreads, stream, source, a.data_ptr<Value>(),
                               out.data_ptr<bool>(), numel, slice_numel, s);
+}
+
+at::Tensor ball_morphology_cuda(const at::Tensor& mask, const at::Tensor& radius,
+                                const at::Tensor& metric, const at::Tensor& erode) {
+  at::Tensor out = at::empty(mask.sizes(), mask.options());
+  ball_morphology_out_cuda(mask, radius, metric, erode, out);
   return out;
 }
 
 }  // namespace
 
-MORPHAUG_CUDA_KERNELS(m) { m.impl("ball_morphology", &ball_morphology_cuda); }
+MORPHAUG_CUDA_KERNELS(m) {
+  m.impl("ball_morphology", &ball_morphology_cuda);
+  m.impl("ball_morphology.out", &ball_morphology_out_cuda);
+}
 
 }  // namespace morphaug

@@ -4,8 +4,8 @@ Each function takes already normalised arguments (the public functions in
 ``morphaug.ndimage``, ``morphaug.ot`` and ``morphaug.transforms`` validate and
 normalise them, and choose the kernel in their dispatch table), runs one
 kernel launch over all ``B * C`` slices on the input's device, never modifies
-its inputs and returns new contiguous tensors (the grey filters: or writes
-``out``, see :func:`grey_box`). The C++ launchers check their
+its inputs and returns new contiguous tensors (the grey filters and the ball
+morphology: or write ``out``, see :func:`grey_box`). The C++ launchers check their
 arguments again and raise RuntimeError quoting the offending values. With
 ``MORPHAUG_EMULATE_CUDA=1`` (tests) the calls on CPU tensors go to
 ``torch.ops.morphaug_emu``: the CUDA launchers, run by the emulator of
@@ -292,7 +292,7 @@ def fill_holes(input: torch.Tensor, weights: torch.Tensor,
 
 
 def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tensor,
-                    erode: torch.Tensor) -> torch.Tensor:
+                    erode: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """Binary dilation or erosion of each ``(b, c)`` slice by the metric ball of its own radius.
 
     Args:
@@ -305,17 +305,18 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
             euclidean (the ball ``x^2 + ... <= r^2``), taxicab
             (``|x| + ... <= r``) or chessboard (the cube of side ``2r + 1``).
         erode: bool ``(B, C)``: erosion, else dilation.
+        out: as for :func:`grey_box` (a bool tensor), or None.
 
     Returns:
-        a new bool tensor: ``scipy.ndimage.binary_dilation(mask, ball)`` or
-        ``binary_erosion(mask, ball)`` per slice, ``border_value=0``.
+        a new bool tensor (or ``out``): ``scipy.ndimage.binary_dilation(mask,
+        ball)`` or ``binary_erosion(mask, ball)`` per slice, ``border_value=0``.
 
     Separable passes with windows of ``2r + 1`` voxels over int16 values
     capped just above ``r`` (the threshold ``distance <= r`` of a distance
     transform, without computing larger distances): cheaper than a full
     distance transform for the small radii of augmentation.
     """
-    return ops_for(mask).ball_morphology(mask, radius, metric, erode)
+    return _into(ops_for(mask).ball_morphology, [mask, radius, metric, erode], out)
 
 
 def signed_edt_fits(shape: Sequence[int]) -> bool:

@@ -122,6 +122,7 @@ from ._normalize import (
     check_input,
     check_output,
     finish_output,
+    written_in_place,
     foreground,
     normalize_axes,
     normalize_iterations,
@@ -164,16 +165,18 @@ def _arguments(input, structure, iterations, mask, output, border_value, origin,
 # Workers on normalised arguments (bool tensors and an Element).
 # --------------------------------------------------------------------------
 
-def _binary_erosion(x, element, iterations, mask, border, invert):
+def _binary_erosion(x, element, iterations, mask, border, invert, into=None):
     """SciPy's ``_binary_erosion`` on normalised arguments; the backend switch.
 
     ``invert=False`` erodes: the AND of ``x`` over the element's positions.
     ``invert=True`` is the OR instead (``binary_dilation`` passes the
     reflected element). ``x`` and ``mask`` are ``(B, C, *spatial)`` bool.
+    The ball kernel writes ``into`` where given (``_normalize.written_in_place``);
+    the other cases return a new tensor.
     """
     if x.numel() == 0:  # e.g. an empty batch, whose per-sample elements have no positions
         return x.clone()
-    return _TABLES[invert](x, x, element, iterations, mask, border, invert)
+    return _TABLES[invert](x, x, element, iterations, mask, border, invert, into)
 
 
 def _iterated_ball(x, element, iterations, mask, border) -> tuple[str, int] | None:
@@ -190,15 +193,19 @@ def _iterated_ball(x, element, iterations, mask, border) -> tuple[str, int] | No
     return metric, radius
 
 
-def _propagate_case(x, element, iterations, mask, border, invert):
+def _propagate_case(x, element, iterations, mask, border, invert, into):
     if not invert:  # erosion = complement of the dilation of the complement
         return ~_propagate_native(~x, element, mask, not border)
     return _propagate_native(x, element, mask, border)
 
 
-def _ball_case(x, element, iterations, mask, border, invert):
+def _ball_case(x, element, iterations, mask, border, invert, into):
     metric, radius = _iterated_ball(x, element, iterations, mask, border)
-    return _ball_native(x, metric, radius, erode=not invert)
+    return _ball_native(x, metric, radius, erode=not invert, into=into)
+
+
+def _torch_case(x, element, iterations, mask, border, invert, into):
+    return _torch_binary.erosion(x, element, iterations, mask, border, invert)
 
 
 def _table(op: str) -> _ops.Table:
@@ -206,24 +213,25 @@ def _table(op: str) -> _ops.Table:
     return _ops.Table(op, [
         _ops.Case("iterations < 1 with an element read on the host that holds its centre, each padded "
                   "slice under 2^31 voxels", "propagate",
-                  lambda x, element, iterations, mask, border, invert: (
+                  lambda x, element, iterations, mask, border, invert, into: (
                       iterations < 1 and element.used_by_all(element.centre) and _flood_fits(x, element)),
                   _propagate_case),
         _ops.Case("a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
                   "border_value 0, no mask", "ball_morphology",
-                  lambda x, element, iterations, mask, border, invert: _iterated_ball(
+                  lambda x, element, iterations, mask, border, invert, into: _iterated_ball(
                       x, element, iterations, mask, border) is not None,
                   _ball_case),
-    ], _torch_binary.erosion)
+    ], _torch_case)
 
 
-def _ball_native(x, metric, radius, erode):
-    """``_ops.kernels.ball_morphology`` with one radius, metric and op for every slice."""
+def _ball_native(x, metric, radius, erode, into=None):
+    """``_ops.kernels.ball_morphology`` with one radius, metric and op for every slice (into
+    ``into``, if given)."""
     lead = dict(size=x.shape[:2], device=x.device)
     code = _ops.kernels.BALL_METRIC_CODES[metric]
     return _ops.kernels.ball_morphology(x, torch.full(fill_value=radius, dtype=torch.long, **lead),
                                         torch.full(fill_value=code, dtype=torch.long, **lead),
-                                        torch.full(fill_value=erode, dtype=torch.bool, **lead))
+                                        torch.full(fill_value=erode, dtype=torch.bool, **lead), out=into)
 
 
 def _propagate_native(x, element, mask, border):
@@ -304,7 +312,7 @@ def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
     """
     x, element, iterations, mask, border, output = _arguments(
         input, structure, iterations, mask, output, border_value, origin, axes)
-    result = _binary_erosion(x, element, iterations, mask, border, invert=False)
+    result = _binary_erosion(x, element, iterations, mask, border, False, written_in_place(output, x))
     return finish_output(result, output)
 
 
@@ -354,7 +362,8 @@ def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
     """
     x, element, iterations, mask, border, output = _arguments(
         input, structure, iterations, mask, output, border_value, origin, axes)
-    result = _binary_erosion(x, element.reflected(), iterations, mask, border, invert=True)
+    result = _binary_erosion(x, element.reflected(), iterations, mask, border, True,
+                             written_in_place(output, x))
     return finish_output(result, output)
 
 
@@ -406,8 +415,8 @@ def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
     x, element, iterations, mask, border, output = _arguments(
         input, structure, iterations, mask, output, border_value, origin, axes)
     eroded = _binary_erosion(x, element, iterations, mask, border, invert=False)
-    result = _binary_erosion(eroded, element.reflected(), iterations, mask, border,
-                             invert=True)
+    result = _binary_erosion(eroded, element.reflected(), iterations, mask, border, True,
+                             written_in_place(output, x))
     return finish_output(result, output)
 
 
@@ -461,7 +470,8 @@ def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
         input, structure, iterations, mask, output, border_value, origin, axes)
     dilated = _binary_erosion(x, element.reflected(), iterations, mask, border,
                               invert=True)
-    result = _binary_erosion(dilated, element, iterations, mask, border, invert=False)
+    result = _binary_erosion(dilated, element, iterations, mask, border, False,
+                             written_in_place(output, x))
     return finish_output(result, output)
 
 
