@@ -437,19 +437,25 @@ def test_grey_box_matches_scipy(device, case, dtype, dilation, data):
         np.testing.assert_array_equal(got[b, c], expected, err_msg=f"({b}, {c})")
 
 
-# The CPU kernel's paths (csrc/cpu/grey.cpp): one fused pass for the trailing
-# axes that span at most 16 rows, a pass of its own for each axis before them
-# (direct up to extent 8, else van Herk on packed tiles), several lane tiles
-# per row, windows wider than their axis.
+# The CPU kernel's paths (csrc/cpu/grey.cpp): one fused pass for the last
+# axis and up to two before it of extent at most 8 (each row's ends from the
+# border; a ladder of windows beyond 8 on the last axis; tiles of rows; a ring
+# of planes), a pass of its own for each axis before them (direct up to
+# extent 8, else van Herk on packed tiles), several lane tiles per row,
+# windows wider than their axis.
 BOX_PATHS = [
     ((2, 1, 40, 1500), (17, 3)),          # axis 0: van Herk over 2 packed tiles; fused last axis
-    ((1, 2, 9, 40, 30), (5, 5, 3)),       # axis 0: direct over 2 lane tiles; fused (5, 3)
-    ((1, 1, 6, 7, 1100), (3, 7, 2)),      # 21 rows: axis 0 direct over 8 tiles; fused (7, 2)
+    ((1, 2, 9, 40, 30), (5, 5, 3)),       # fused, a ring of 5 planes
+    ((1, 1, 6, 7, 1100), (3, 7, 2)),      # fused, tiles of rows
+    ((1, 1, 20, 300, 200), (3, 3, 3)),    # fused, tiles of rows and blocks of planes
+    ((2, 1, 3, 4, 50), (7, 5, 9)),        # fused: 7 ring slots over 3 planes, a ladder on the last axis
+    ((1, 1, 6, 9, 1), (2, 8, 1)),         # fused rows and planes, a last axis left alone
+    ((1, 1, 7, 3, 2048), (8, 1, 8)),      # fused planes and last axis, no row filter
     ((2, 1, 50, 3), (20, 1)),             # one van Herk pass, no fused one
-    ((1, 1, 12, 5, 6), (9, 1, 1)),        # fused, runs of width 1
-    ((1, 2, 3000), (31,)),                # 1-D, one long run
+    ((1, 1, 12, 5, 6), (9, 1, 1)),        # one van Herk pass on axis 0
+    ((1, 2, 3000), (31,)),                # 1-D: the ladder
     ((3, 1, 2, 3), (9, 9)),               # every axis shorter than its window
-    ((1, 1, 5, 6, 7, 4), (3, 2, 9, 3)),   # 4-D: axes 0 and 1 direct; fused (9, 3)
+    ((1, 1, 5, 6, 7, 4), (3, 2, 9, 3)),   # 4-D: axes 0 and 1 direct, 2 van Herk; fused last axis
 ]
 
 

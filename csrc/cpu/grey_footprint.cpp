@@ -10,8 +10,7 @@
 // 2, 4, ... values, then two overlapping windows per width). An output line
 // is then the extremum of one shifted row of the ring per run: a radius-3 ball
 // reads 37 rows instead of its 123 positions. Each ring row notes whether it
-// holds a NaN; rows without take plain min / max instructions. grey_box runs
-// the same kernel for the trailing axes of a box (grey.cpp).
+// holds a NaN; rows without take plain min / max instructions.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
@@ -279,13 +278,17 @@ void footprint_filter(const T* in, T* out, int64_t slices, const FootprintSetup&
   });
 }
 
-}  // namespace
-
-void footprint_filter_cpu(const at::Tensor& x, const at::Tensor& out, const FootprintSetup& f,
-                          const at::Scalar& cval, bool maximum, const char* op) {
+void grey_footprint_out_cpu(const at::Tensor& input, at::IntArrayRef shape,
+                            at::IntArrayRef footprint, at::IntArrayRef origin,
+                            at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
+                            at::Tensor& out) {
+  const FootprintSetup f = grey_footprint_setup(input, shape, footprint, origin, mode);
+  const at::Tensor x = input.contiguous();
+  check_out(out, x, "grey_footprint");
+  if (x.numel() == 0) return;
   const int64_t slices = x.size(0) * x.size(1);
   MORPHAUG_DISPATCH_FLAT_GREY(x.scalar_type(), "morphaug::grey_footprint (CPU)", [&] {
-    const scalar_t fill = box_fill<scalar_t>(cval, op);
+    const scalar_t fill = box_fill<scalar_t>(cval, "grey_footprint");
     if (maximum) {
       footprint_filter<scalar_t, true>(x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), slices, f,
                                        fill);
@@ -294,18 +297,6 @@ void footprint_filter_cpu(const at::Tensor& x, const at::Tensor& out, const Foot
                                         f, fill);
     }
   });
-}
-
-namespace {
-
-void grey_footprint_out_cpu(const at::Tensor& input, at::IntArrayRef shape,
-                            at::IntArrayRef footprint, at::IntArrayRef origin,
-                            at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
-                            at::Tensor& out) {
-  const FootprintSetup f = grey_footprint_setup(input, shape, footprint, origin, mode);
-  const at::Tensor x = input.contiguous();
-  check_out(out, x, "grey_footprint");
-  if (x.numel() > 0) footprint_filter_cpu(x, out, f, cval, maximum, "grey_footprint");
 }
 
 at::Tensor grey_footprint_cpu(const at::Tensor& input, at::IntArrayRef shape,

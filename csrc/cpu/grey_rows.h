@@ -98,11 +98,4 @@ inline MORPHAUG_CLONE_INLINE void combine_rows(const T* const* rows, int64_t cou
   }
 }
 
-// The minimum (maximum) filter of every (b, c) slice of contiguous `x` by the
-// flat footprint `f` into `out` (contiguous, x's shape and dtype, not x):
-// grey_footprint's CPU kernel (grey_footprint.cpp), which grey_box runs for
-// the trailing axes of a box. `op` names the caller in errors.
-void footprint_filter_cpu(const at::Tensor& x, const at::Tensor& out, const FootprintSetup& f,
-                          const at::Scalar& cval, bool maximum, const char* op);
-
 }  // namespace morphaug

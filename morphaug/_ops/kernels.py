@@ -165,10 +165,12 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
         a new contiguous tensor of the input's dtype and shape, or ``out``.
 
     SciPy parity: exact (it selects input values, and the minimum over a box
-    is the minimum over its axes in any order). On CPU the trailing axes that
-    span at most 16 rows of the box (its extents but the last multiplied) take
-    one pass of :func:`grey_footprint`'s row-segment kernel, reading the input
-    and writing the output once; each axis before them takes a pass of its
+    is the minimum over its axes in any order). On CPU the last axis and up to
+    two before it of extent at most 8 take one fused pass, reading the input
+    and writing the output once: on cache-sized tiles of rows, along the last
+    axis, then the rows, then a ring of planes, each step the extremum of a
+    few shifted ranges of values (windows wider than 8 on the last axis:
+    windows of 2, 4, ... values); each axis before them takes a pass of its
     own, in cache-sized tiles of neighbouring lanes: the extremum of the rows
     of each window (extents up to 8) or van Herk / Gil-Werman lines (3
     comparisons per value whatever the size). On CUDA a van Herk pass per
