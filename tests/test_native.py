@@ -11,6 +11,7 @@ build has no CUDA kernels).
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -680,6 +681,25 @@ def test_ball_morphology_cuda_takes_any_radius():
     for c, r in enumerate((150, 300)):
         expected = ndi.binary_dilation(x[0, c].numpy(), ball_footprint(c, r, 2))
         np.testing.assert_array_equal(got[0, c].numpy(), expected)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(2, 1, 300000), (1, 2, 3, 150000), (2, 3, 700, 200), (1, 2, 5, 1, 3, 1),
+                                   (2, 2, 1, 1, 1), (1, 1, 4, 5, 6, 7), (3, 1, 9, 2)])
+def test_ball_of_radius_one_is_the_cross(device, shape):
+    """Radius 1 (Euclidean, taxicab: the cross) takes the CPU launcher's shifted byte ranges:
+    lines split into tasks, axes of one voxel, every rank; against SciPy's cross."""
+    dev = on(device, "ball_morphology")
+    rng = np.random.default_rng(sum(shape))
+    x = rng.random(shape) < 0.6
+    lead = shape[:2]
+    metric, erode = rng.integers(0, 2, lead), np.arange(math.prod(lead)).reshape(lead) % 2 == 1
+    got = _native.ball_morphology(*(torch.from_numpy(a).to(dev) for a in (x, np.ones(lead, np.int64), metric,
+                                                                           erode))).cpu().numpy()
+    cross = ndi.generate_binary_structure(len(shape) - 2, 1)
+    for b, c in np.ndindex(lead):
+        op = ndi.binary_erosion if erode[b, c] else ndi.binary_dilation
+        np.testing.assert_array_equal(got[b, c], op(x[b, c], cross), err_msg=f"({b}, {c})")
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -67,6 +67,49 @@ MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer
   }
 }
 
+// Radius 1 in the Euclidean and taxicab metrics (the cross, binary_dilation's
+// default): each voxel of planes [lo, hi) of a slice of `size` (as for
+// morph_planes) is the OR (dilation) or the AND (erosion, the outside false)
+// of itself and its face neighbours. Each term is one shifted range of bytes
+// (per slice, or per block of an axis), without the int16 buffers: along the
+// last axis over every row at once, then each row's two ends again.
+MORPHAUG_CPU_CLONES void cross_planes(const uint8_t* __restrict__ x, bool* result,
+                                      const std::vector<int64_t>& size, int64_t plane, int64_t lo,
+                                      int64_t hi, bool erode) {
+  uint8_t* __restrict__ out = reinterpret_cast<uint8_t*>(result);
+  const int rank = static_cast<int>(size.size());
+  const int64_t numel = size[0] * plane, begin = lo * plane, end = hi * plane;
+  const int64_t n = size[rank - 1];
+  const int64_t first = std::max<int64_t>(begin, 1), stop = std::min(end, numel - 1);
+  if (erode) {
+    for (int64_t i = first; i < stop; ++i) out[i] = x[i - 1] & x[i] & x[i + 1];
+  } else {
+    for (int64_t i = first; i < stop; ++i) out[i] = x[i - 1] | x[i] | x[i + 1];
+  }
+  for (int64_t row = begin / n * n; row < end; row += n) {  // the rows' ends
+    const int64_t last = row + n - 1;
+    if (row >= begin) out[row] = !erode && (x[row] | (n > 1 && x[row + 1]));
+    if (last < end) out[last] = !erode && (x[last] | (n > 1 && x[last - 1]));
+  }
+  int64_t stride = n;
+  for (int k = rank - 2; k >= 0; stride *= size[k--]) {  // the neighbours `stride` apart
+    const int64_t block = size[k] * stride;
+    for (int64_t b = begin / block * block; b < end; b += block) {
+      const int64_t from = std::max(b, begin), to = std::min(b + block, end);
+      const int64_t after = std::max(from, b + stride), before = std::min(to, b + block - stride);
+      if (erode) {
+        for (int64_t i = after; i < to; ++i) out[i] &= x[i - stride];
+        for (int64_t i = from; i < before; ++i) out[i] &= x[i + stride];
+        for (int64_t i = from; i < std::min(to, b + stride); ++i) out[i] = 0;  // the outside's neighbours
+        for (int64_t i = std::max(from, b + block - stride); i < to; ++i) out[i] = 0;
+      } else {
+        for (int64_t i = after; i < to; ++i) out[i] |= x[i - stride];
+        for (int64_t i = from; i < before; ++i) out[i] |= x[i + stride];
+      }
+    }
+  }
+}
+
 // Values per task buffer: two int16 buffers of 256 KiB stay in the L2 cache.
 // Tasks cover whole planes and at least 4r of them, so that the r planes on
 // each side they sweep again on the first axis add at most half its work.
@@ -147,6 +190,8 @@ void ball_morphology_out_cpu(const at::Tensor& mask, const at::Tensor& radius,
       const int32_t radius_s = static_cast<int32_t>(r[s]);
       if (radius_s == 0) {
         for (int64_t p = lo * plane; p < hi * plane; ++p) dst[p] = in[p] != 0;
+      } else if (radius_s == 1 && m[s] != kBallChessboard) {
+        cross_planes(in, dst, size, plane, lo, hi, e[s]);
       } else if (m[s] == kBallEuclidean) {
         morph_planes<kBallEuclidean>(in, dst, size, plane, lo, hi, radius_s, e[s], a.get(), b.get());
       } else if (m[s] == kBallTaxicab) {
