@@ -685,21 +685,24 @@ def test_ball_morphology_cuda_takes_any_radius():
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shape", [(2, 1, 300000), (1, 2, 3, 150000), (2, 3, 700, 200), (1, 2, 5, 1, 3, 1),
-                                   (2, 2, 1, 1, 1), (1, 1, 4, 5, 6, 7), (3, 1, 9, 2)])
-def test_ball_of_radius_one_is_the_cross(device, shape):
-    """Radius 1 (Euclidean, taxicab: the cross) takes the CPU launcher's shifted byte ranges:
-    lines split into tasks, axes of one voxel, every rank; against SciPy's cross."""
+                                   (2, 2, 1, 1, 1), (1, 1, 4, 5, 6, 7), (3, 1, 9, 2), (2, 2, 300, 30, 40),
+                                   (3, 2, 2, 9, 8)])
+def test_ball_of_radius_one(device, shape):
+    """Radius 1 takes the CPU launcher's shifted byte ranges (Euclidean, taxicab: the cross;
+    chessboard: the box of 3, axis by axis): lines split into tasks, axes of one voxel, every
+    rank; against SciPy's structures of connectivity 1 and rank."""
     dev = on(device, "ball_morphology")
     rng = np.random.default_rng(sum(shape))
     x = rng.random(shape) < 0.6
     lead = shape[:2]
-    metric, erode = rng.integers(0, 2, lead), np.arange(math.prod(lead)).reshape(lead) % 2 == 1
+    metric, erode = rng.integers(0, 3, lead), np.arange(math.prod(lead)).reshape(lead) % 2 == 1
     got = _native.ball_morphology(*(torch.from_numpy(a).to(dev) for a in (x, np.ones(lead, np.int64), metric,
                                                                            erode))).cpu().numpy()
-    cross = ndi.generate_binary_structure(len(shape) - 2, 1)
+    rank = len(shape) - 2
     for b, c in np.ndindex(lead):
         op = ndi.binary_erosion if erode[b, c] else ndi.binary_dilation
-        np.testing.assert_array_equal(got[b, c], op(x[b, c], cross), err_msg=f"({b}, {c})")
+        element = ndi.generate_binary_structure(rank, rank if metric[b, c] == 2 else 1)
+        np.testing.assert_array_equal(got[b, c], op(x[b, c], element), err_msg=f"({b}, {c}) metric {metric[b, c]}")
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -110,6 +110,73 @@ MORPHAUG_CPU_CLONES void cross_planes(const uint8_t* __restrict__ x, bool* resul
   }
 }
 
+// out[i] = in[i - s] op in[i] op in[i + s] (op: OR, or AND when `erode`) for
+// i in [0, count): along an axis of `extent` values `s` apart, in blocks of
+// extent * s, a neighbour outside its block false.
+MORPHAUG_CLONE_INLINE inline void three_taps(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
+                                             int64_t count, int64_t s, int64_t extent, bool erode) {
+  if (s == 1) {  // over every row at once, then each row's two ends again
+    if (erode) {
+      for (int64_t i = 1; i + 1 < count; ++i) out[i] = in[i - 1] & in[i] & in[i + 1];
+    } else {
+      for (int64_t i = 1; i + 1 < count; ++i) out[i] = in[i - 1] | in[i] | in[i + 1];
+    }
+    for (int64_t row = 0; row < count; row += extent) {
+      const int64_t last = row + extent - 1;
+      out[row] = !erode && (in[row] | (extent > 1 && in[row + 1]));
+      out[last] = !erode && (in[last] | (extent > 1 && in[last - 1]));
+    }
+    return;
+  }
+  for (int64_t b = 0; b < count; b += extent * s) {
+    const int64_t end = b + extent * s;
+    std::copy(in + b, in + end, out + b);
+    if (erode) {
+      for (int64_t i = b + s; i < end; ++i) out[i] &= in[i - s];
+      for (int64_t i = b; i < end - s; ++i) out[i] &= in[i + s];
+      std::fill(out + b, out + std::min(end, b + s), uint8_t{0});
+      std::fill(out + std::max(b, end - s), out + end, uint8_t{0});
+    } else {
+      for (int64_t i = b + s; i < end; ++i) out[i] |= in[i - s];
+      for (int64_t i = b; i < end - s; ++i) out[i] |= in[i + s];
+    }
+  }
+}
+
+// Radius 1 in the chessboard metric from two spatial axes (the box of 3 on
+// every axis): three_taps along each axis in turn, the first axis last,
+// over planes [lo, hi) of a slice and the plane on each side of them
+// (filtered along the other axes into p and q, scratch for hi - lo + 2
+// planes each), as for cross_planes.
+MORPHAUG_CPU_CLONES void box_planes(const uint8_t* x, bool* result, const std::vector<int64_t>& size,
+                                    int64_t plane, int64_t lo, int64_t hi, bool erode, uint8_t* p,
+                                    uint8_t* q) {
+  const int rank = static_cast<int>(size.size());
+  const int64_t n = size[0], first = std::max<int64_t>(lo - 1, 0), last = std::min(hi + 1, n);
+  const int64_t count = (last - first) * plane;
+  three_taps(x + first * plane, p, count, 1, size[rank - 1], erode);
+  int64_t stride = size[rank - 1];
+  for (int k = rank - 2; k >= 1; stride *= size[k--]) {
+    three_taps(p, q, count, stride, size[k], erode);
+    std::swap(p, q);
+  }
+  // The first axis: output plane i of [lo, hi) from planes i - 1, i, i + 1 of p.
+  uint8_t* __restrict__ out = reinterpret_cast<uint8_t*>(result) + lo * plane;
+  const uint8_t* __restrict__ at = p + (lo - first) * plane;  // plane lo
+  const int64_t total = (hi - lo) * plane;
+  std::copy(at, at + total, out);
+  const int64_t after = (lo == 0 ? plane : 0), before = total - (hi == n ? plane : 0);
+  if (erode) {
+    for (int64_t i = after; i < total; ++i) out[i] &= at[i - plane];
+    for (int64_t i = 0; i < before; ++i) out[i] &= at[i + plane];
+    if (lo == 0) std::fill(out, out + std::min(plane, total), uint8_t{0});
+    if (hi == n) std::fill(out + std::max<int64_t>(0, total - plane), out + total, uint8_t{0});
+  } else {
+    for (int64_t i = after; i < total; ++i) out[i] |= at[i - plane];
+    for (int64_t i = 0; i < before; ++i) out[i] |= at[i + plane];
+  }
+}
+
 // Values per task buffer: two int16 buffers of 256 KiB stay in the L2 cache.
 // Tasks cover whole planes and at least 4r of them, so that the r planes on
 // each side they sweep again on the first axis add at most half its work.
@@ -190,8 +257,11 @@ void ball_morphology_out_cpu(const at::Tensor& mask, const at::Tensor& radius,
       const int32_t radius_s = static_cast<int32_t>(r[s]);
       if (radius_s == 0) {
         for (int64_t p = lo * plane; p < hi * plane; ++p) dst[p] = in[p] != 0;
-      } else if (radius_s == 1 && m[s] != kBallChessboard) {
+      } else if (radius_s == 1 && (m[s] != kBallChessboard || size.size() == 1)) {
         cross_planes(in, dst, size, plane, lo, hi, e[s]);
+      } else if (radius_s == 1) {  // the box; a and b hold planes + 2 planes of bytes each
+        box_planes(in, dst, size, plane, lo, hi, e[s], reinterpret_cast<uint8_t*>(a.get()),
+                   reinterpret_cast<uint8_t*>(b.get()));
       } else if (m[s] == kBallEuclidean) {
         morph_planes<kBallEuclidean>(in, dst, size, plane, lo, hi, radius_s, e[s], a.get(), b.get());
       } else if (m[s] == kBallTaxicab) {

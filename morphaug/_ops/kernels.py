@@ -317,8 +317,10 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
     capped just above ``r`` (the threshold ``distance <= r`` of a distance
     transform, without computing larger distances): cheaper than a full
     distance transform for the small radii of augmentation. On CPU, radius 1
-    in the Euclidean and taxicab metrics (the cross, ``binary_dilation``'s
-    default) is the OR / AND of shifted ranges of bytes instead.
+    is the OR / AND of shifted ranges of bytes instead: of the face
+    neighbours in the Euclidean and taxicab metrics (the cross,
+    ``binary_dilation``'s default), of 3 values along each axis in turn in
+    the chessboard metric (the box of 3).
     """
     return _into(ops_for(mask).ball_morphology, [mask, radius, metric, erode], out)
 
