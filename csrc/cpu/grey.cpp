@@ -92,9 +92,9 @@ void strided_pass(const T* in, T* out, const Lines& lines, const BoxAxis& a, T c
 }
 
 // The first entry of `axes` (filtered axes, in order) that the fused pass
-// takes: the last spatial axis and up to two before it, each of extent at
-// most kDirect; axes.size() when that leaves no pass worth fusing (a group
-// without the last axis and of one axis only: its strided pass reads less).
+// takes: the last spatial axis (of any extent) and up to two before it of
+// extent at most kDirect; axes.size() when that leaves no pass worth fusing
+// (one axis other than the last: its strided pass reads less).
 size_t first_fused(const std::vector<BoxAxis>& axes, int64_t rank) {
   size_t first = axes.size();
   while (first > 0) {
