@@ -106,6 +106,9 @@ cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on th
 native ball kernel (``_ops.kernels.ball_morphology``, int64 indices: no such
 limit); everything else on the torch backend
 (``morphaug.ndimage._torch.binary``, whose docstring gives its algorithms and their cost).
+The ball kernel writes a bool ``output`` (contiguous, sharing no memory with
+the input) itself (its ``.out`` variant; the last step of an opening or
+closing); any other ``output`` receives a copy of the result.
 """
 
 from __future__ import annotations
