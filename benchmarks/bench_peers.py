@@ -114,10 +114,10 @@ def _copy_bound(rows: list[Row], quick: bool) -> float:
     return per_voxel
 
 
-PER_VOXEL_OPS = (  # (case, op(x, out): out a preallocated result or None, dtype of the result or None)
-    ("grey_erosion size=3", lambda x, out: mnd.grey_erosion(x, size=3, output=out), None),
-    ("distance_transform_edt", lambda x, out: mnd.distance_transform_edt(x, distances=out), torch.float32),
-    ("binary_dilation cross", lambda x, out: mnd.binary_dilation(x, output=out), torch.bool),
+PER_VOXEL_OPS = (  # (case, op(x, out): out a preallocated result or None, mask input, result dtype)
+    ("grey_erosion size=3", lambda x, out: mnd.grey_erosion(x, size=3, output=out), False, torch.float32),
+    ("distance_transform_edt", lambda x, out: mnd.distance_transform_edt(x, distances=out), True, torch.float32),
+    ("binary_dilation cross", lambda x, out: mnd.binary_dilation(x, output=out), True, torch.bool),
 )
 
 
@@ -126,13 +126,13 @@ def _bound_rows(rows: list[Row], quick: bool, per_voxel: float) -> None:
               [(1, 1, 64, 64, 64), (1, 1, 128, 128, 128), (1, 1, 256, 256, 256),
                (32, 1, 128, 128), (32, 1, 512, 512), (2, 1, 2048, 2048)])
     g = torch.Generator().manual_seed(1)
-    for case, op, result_dtype in PER_VOXEL_OPS:
+    for case, op, mask, result_dtype in PER_VOXEL_OPS:
         for preallocated in (False, True):
             measured = []
             for shape in shapes:
                 x = torch.rand(shape, generator=g)
-                x = x > 0.3 if result_dtype == torch.bool else x
-                out = torch.empty(shape, dtype=result_dtype or x.dtype) if preallocated else None
+                x = x > 0.3 if mask else x
+                out = torch.empty(shape, dtype=result_dtype) if preallocated else None
                 ours_s = measure(lambda: op(x, out), "cpu", quick)[1]
                 clone_ns = measure(x.clone, "cpu", quick)[1] / x.numel() * 1e9
                 measured.append((x, ours_s, ours_s / x.numel() * 1e9, clone_ns))
