@@ -67,85 +67,68 @@ MORPHAUG_CPU_CLONES void further_axis(const Value* in, Value* out, int64_t outer
   }
 }
 
-// Radius 1 in the Euclidean and taxicab metrics (the cross, binary_dilation's
-// default): each voxel of planes [lo, hi) of a slice of `size` (as for
-// morph_planes) is the OR (dilation) or the AND (erosion, the outside false)
-// of itself and its face neighbours. Each term is one shifted range of bytes
-// (per slice, or per block of an axis), without the int16 buffers: along the
-// last axis over every row at once, then each row's two ends again.
-MORPHAUG_CPU_CLONES void cross_planes(const uint8_t* __restrict__ x, bool* result,
-                                      const std::vector<int64_t>& size, int64_t plane, int64_t lo,
-                                      int64_t hi, bool erode) {
-  uint8_t* __restrict__ out = reinterpret_cast<uint8_t*>(result);
-  const int rank = static_cast<int>(size.size());
-  const int64_t numel = size[0] * plane, begin = lo * plane, end = hi * plane;
-  const int64_t n = size[rank - 1];
+// The byte ranges of radius 1 (cross_planes, box_planes); op is OR, or AND
+// when `erode`, and the outside is false.
+
+// out[i] = in[i - 1] op in[i] op in[i + 1] for i in [begin, end) of rows of
+// n values (numel in all), a neighbour beyond its row false: over every row
+// at once, then each row's two ends again.
+MORPHAUG_CLONE_INLINE inline void along_rows(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
+                                             int64_t begin, int64_t end, int64_t numel, int64_t n,
+                                             bool erode) {
   const int64_t first = std::max<int64_t>(begin, 1), stop = std::min(end, numel - 1);
   if (erode) {
-    for (int64_t i = first; i < stop; ++i) out[i] = x[i - 1] & x[i] & x[i + 1];
+    for (int64_t i = first; i < stop; ++i) out[i] = in[i - 1] & in[i] & in[i + 1];
   } else {
-    for (int64_t i = first; i < stop; ++i) out[i] = x[i - 1] | x[i] | x[i + 1];
+    for (int64_t i = first; i < stop; ++i) out[i] = in[i - 1] | in[i] | in[i + 1];
   }
-  for (int64_t row = begin / n * n; row < end; row += n) {  // the rows' ends
+  for (int64_t row = begin / n * n; row < end; row += n) {
     const int64_t last = row + n - 1;
-    if (row >= begin) out[row] = !erode && (x[row] | (n > 1 && x[row + 1]));
-    if (last < end) out[last] = !erode && (x[last] | (n > 1 && x[last - 1]));
-  }
-  int64_t stride = n;
-  for (int k = rank - 2; k >= 0; stride *= size[k--]) {  // the neighbours `stride` apart
-    const int64_t block = size[k] * stride;
-    for (int64_t b = begin / block * block; b < end; b += block) {
-      const int64_t from = std::max(b, begin), to = std::min(b + block, end);
-      const int64_t after = std::max(from, b + stride), before = std::min(to, b + block - stride);
-      if (erode) {
-        for (int64_t i = after; i < to; ++i) out[i] &= x[i - stride];
-        for (int64_t i = from; i < before; ++i) out[i] &= x[i + stride];
-        for (int64_t i = from; i < std::min(to, b + stride); ++i) out[i] = 0;  // the outside's neighbours
-        for (int64_t i = std::max(from, b + block - stride); i < to; ++i) out[i] = 0;
-      } else {
-        for (int64_t i = after; i < to; ++i) out[i] |= x[i - stride];
-        for (int64_t i = from; i < before; ++i) out[i] |= x[i + stride];
-      }
-    }
+    if (row >= begin) out[row] = !erode && (in[row] | (n > 1 && in[row + 1]));
+    if (last < end) out[last] = !erode && (in[last] | (n > 1 && in[last - 1]));
   }
 }
 
-// out[i] = in[i - s] op in[i] op in[i + s] (op: OR, or AND when `erode`) for
-// i in [0, count): along an axis of `extent` values `s` apart, in blocks of
-// extent * s, a neighbour outside its block false.
-MORPHAUG_CLONE_INLINE inline void three_taps(const uint8_t* __restrict__ in, uint8_t* __restrict__ out,
-                                             int64_t count, int64_t s, int64_t extent, bool erode) {
-  if (s == 1) {  // over every row at once, then each row's two ends again
-    if (erode) {
-      for (int64_t i = 1; i + 1 < count; ++i) out[i] = in[i - 1] & in[i] & in[i + 1];
-    } else {
-      for (int64_t i = 1; i + 1 < count; ++i) out[i] = in[i - 1] | in[i] | in[i + 1];
-    }
-    for (int64_t row = 0; row < count; row += extent) {
-      const int64_t last = row + extent - 1;
-      out[row] = !erode && (in[row] | (extent > 1 && in[row + 1]));
-      out[last] = !erode && (in[last] | (extent > 1 && in[last - 1]));
-    }
-    return;
+// out[i] op= in[i - s] op in[i + s] for i in [from, to) of the block [b, b +
+// block) of an axis whose values lie s apart, a neighbour outside the block
+// false.
+MORPHAUG_CLONE_INLINE inline void with_neighbours(const uint8_t* __restrict__ in,
+                                                  uint8_t* __restrict__ out, int64_t from, int64_t to,
+                                                  int64_t b, int64_t block, int64_t s, bool erode) {
+  const int64_t after = std::max(from, b + s), before = std::min(to, b + block - s);
+  if (erode) {
+    for (int64_t i = after; i < to; ++i) out[i] &= in[i - s];
+    for (int64_t i = from; i < before; ++i) out[i] &= in[i + s];
+    for (int64_t i = from; i < std::min(to, b + s); ++i) out[i] = 0;
+    for (int64_t i = std::max(from, b + block - s); i < to; ++i) out[i] = 0;
+  } else {
+    for (int64_t i = after; i < to; ++i) out[i] |= in[i - s];
+    for (int64_t i = from; i < before; ++i) out[i] |= in[i + s];
   }
-  for (int64_t b = 0; b < count; b += extent * s) {
-    const int64_t end = b + extent * s;
-    std::copy(in + b, in + end, out + b);
-    if (erode) {
-      for (int64_t i = b + s; i < end; ++i) out[i] &= in[i - s];
-      for (int64_t i = b; i < end - s; ++i) out[i] &= in[i + s];
-      std::fill(out + b, out + std::min(end, b + s), uint8_t{0});
-      std::fill(out + std::max(b, end - s), out + end, uint8_t{0});
-    } else {
-      for (int64_t i = b + s; i < end; ++i) out[i] |= in[i - s];
-      for (int64_t i = b; i < end - s; ++i) out[i] |= in[i + s];
+}
+
+// Radius 1 in the Euclidean and taxicab metrics (the cross, binary_dilation's
+// default): each voxel of planes [lo, hi) of a slice of `size` (as for
+// morph_planes) is the op of itself and its face neighbours, read straight
+// from the mask, without the int16 buffers.
+MORPHAUG_CPU_CLONES void cross_planes(const uint8_t* x, bool* result, const std::vector<int64_t>& size,
+                                      int64_t plane, int64_t lo, int64_t hi, bool erode) {
+  uint8_t* out = reinterpret_cast<uint8_t*>(result);
+  const int rank = static_cast<int>(size.size());
+  const int64_t begin = lo * plane, end = hi * plane;
+  along_rows(x, out, begin, end, size[0] * plane, size[rank - 1], erode);
+  int64_t stride = size[rank - 1];
+  for (int k = rank - 2; k >= 0; stride *= size[k--]) {
+    const int64_t block = size[k] * stride;
+    for (int64_t b = begin / block * block; b < end; b += block) {
+      with_neighbours(x, out, std::max(b, begin), std::min(b + block, end), b, block, stride, erode);
     }
   }
 }
 
 // Radius 1 in the chessboard metric from two spatial axes (the box of 3 on
-// every axis): three_taps along each axis in turn, the first axis last,
-// over planes [lo, hi) of a slice and the plane on each side of them
+// every axis): the op of 3 values along each axis in turn, the first axis
+// last, over planes [lo, hi) of a slice and the plane on each side of them
 // (filtered along the other axes into p and q, scratch for hi - lo + 2
 // planes each), as for cross_planes.
 MORPHAUG_CPU_CLONES void box_planes(const uint8_t* x, bool* result, const std::vector<int64_t>& size,
@@ -154,27 +137,21 @@ MORPHAUG_CPU_CLONES void box_planes(const uint8_t* x, bool* result, const std::v
   const int rank = static_cast<int>(size.size());
   const int64_t n = size[0], first = std::max<int64_t>(lo - 1, 0), last = std::min(hi + 1, n);
   const int64_t count = (last - first) * plane;
-  three_taps(x + first * plane, p, count, 1, size[rank - 1], erode);
+  along_rows(x + first * plane, p, 0, count, count, size[rank - 1], erode);
   int64_t stride = size[rank - 1];
   for (int k = rank - 2; k >= 1; stride *= size[k--]) {
-    three_taps(p, q, count, stride, size[k], erode);
+    const int64_t block = size[k] * stride;
+    for (int64_t b = 0; b < count; b += block) {
+      std::copy(p + b, p + b + block, q + b);
+      with_neighbours(p, q, b, b + block, b, block, stride, erode);
+    }
     std::swap(p, q);
   }
-  // The first axis: output plane i of [lo, hi) from planes i - 1, i, i + 1 of p.
-  uint8_t* __restrict__ out = reinterpret_cast<uint8_t*>(result) + lo * plane;
-  const uint8_t* __restrict__ at = p + (lo - first) * plane;  // plane lo
-  const int64_t total = (hi - lo) * plane;
-  std::copy(at, at + total, out);
-  const int64_t after = (lo == 0 ? plane : 0), before = total - (hi == n ? plane : 0);
-  if (erode) {
-    for (int64_t i = after; i < total; ++i) out[i] &= at[i - plane];
-    for (int64_t i = 0; i < before; ++i) out[i] &= at[i + plane];
-    if (lo == 0) std::fill(out, out + std::min(plane, total), uint8_t{0});
-    if (hi == n) std::fill(out + std::max<int64_t>(0, total - plane), out + total, uint8_t{0});
-  } else {
-    for (int64_t i = after; i < total; ++i) out[i] |= at[i - plane];
-    for (int64_t i = 0; i < before; ++i) out[i] |= at[i + plane];
-  }
+  // The first axis, indexed from plane `first`: output planes [lo, hi).
+  uint8_t* out = reinterpret_cast<uint8_t*>(result) + first * plane;
+  const int64_t from = (lo - first) * plane, to = (hi - first) * plane;
+  std::copy(p + from, p + to, out + from);
+  with_neighbours(p, out, from, to, -first * plane, n * plane, plane, erode);
 }
 
 // Values per task buffer: two int16 buffers of 256 KiB stay in the L2 cache.
