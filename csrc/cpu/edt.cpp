@@ -122,8 +122,8 @@ std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask,
                                            bool return_indices, at::ScalarType dtype, bool squared) {
   const EdtSetup setup = edt_setup(mask, sampling, return_indices, dtype);
   if (mask.numel() == 0) return {setup.distances, setup.indices};
-  advise_huge_pages(setup.distances);
-  advise_huge_pages(setup.indices);
+  fault_in_huge_pages(setup.distances);
+  fault_in_huge_pages(setup.indices);
   const at::Tensor contiguous = mask.contiguous();
   AT_DISPATCH_FLOATING_TYPES(dtype, "morphaug::edt (CPU)",
                              [&] { edt_passes<scalar_t>(contiguous, setup, squared); });
