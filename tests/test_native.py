@@ -118,6 +118,32 @@ def test_edt_matches_scipy(device, case, sampled, dtype, squared, return_indices
             check_indices_reach(ours, expected, sampling, where)
 
 
+@pytest.mark.parametrize("shape", [(2, 1, 70, 300), (1, 2, 9, 40, 130), (1, 2, 3, 4, 5, 90)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("squared", [False, True])
+def test_edt_near_lines_and_far_lines(shape, dtype, squared):
+    """Lines whose distances are all short (the CPU's direct minimum over near
+    voxels) beside lines that need the envelope, in one call: along the last
+    axis, a third of dense background, a third without any (blocks there need
+    more reach than the direct minimum takes once the columns' distances grow)
+    and a third of sparse background; a second slice with a single background
+    voxel, the rest of the batch without any."""
+    rng = np.random.default_rng(7)
+    n = shape[-1]
+    x = np.ones(shape, bool)
+    first = x[0, 0]
+    first[..., : n // 3][rng.random(first[..., : n // 3].shape) < 0.2] = False
+    first[..., 2 * n // 3:][rng.random(first[..., 2 * n // 3:].shape) < 0.01] = False
+    x.reshape(-1, *shape[2:])[1][(0,) * (len(shape) - 2)] = False
+    distances, _ = _native.edt(torch.from_numpy(x), None, False, dtype, squared)
+    for b, c in np.ndindex(shape[:2]):
+        expected = ndi.distance_transform_edt(x[b, c])
+        expected = np.round(expected ** 2) if squared else expected
+        got = distances[b, c].double().numpy()
+        reference = expected if dtype == torch.float64 or squared else expected.astype(np.float32)
+        np.testing.assert_array_equal(got, reference, err_msg=f"slice ({b}, {c})")
+
+
 def test_edt_no_background_measures_to_minus_one():
     mask = torch.ones(1, 1, 3, 4, dtype=torch.bool)
     distances, indices = _native.edt(mask, None, True, torch.float64)

@@ -54,6 +54,44 @@ void binary_pass(const bool* mask, const Lines& lines, double s, T* out, int32_t
   });
 }
 
+// Pass d > 0 on one line with unit sampling and no indices, by the direct
+// minimum over near positions: out[i] = min over |k| <= K of f[i + k] + k^2,
+// for blocks of kNearBlock outputs, K growing until (K + 1)^2 >= every output
+// of the block (positions farther away add at least that). Branch-free and
+// vectorised over the block, it beats the envelope's hull (about 10 ns a
+// voxel, mostly mispredicted branches) where distances are short, and gives
+// the same values: min and the rounding of f + k^2 to T commute, and the
+// envelope rounds the same exact sums. `padded` holds the line at
+// [kNearReach, kNearReach + n), +inf around it up to a whole block. Returns
+// false, having written some blocks, when a block needs K > kNearReach: the
+// caller then takes the envelope, from `padded`.
+constexpr int64_t kNearBlock = 16, kNearReach = 24, kNearBackoff = 63;
+
+template <typename T>
+MORPHAUG_CPU_CLONES bool near_minimum_line(const T* padded, int64_t n, T* out, int64_t stride,
+                                           bool root) {
+  for (int64_t first = 0; first < n; first += kNearBlock) {
+    const T* centre = padded + kNearReach + first;
+    T best[kNearBlock];
+    for (int64_t l = 0; l < kNearBlock; ++l) best[l] = centre[l];
+    for (int64_t k = 1;; ++k) {
+      const T reach = static_cast<T>(k * k);
+      int over = 0;
+      for (int64_t l = 0; l < kNearBlock; ++l) over |= best[l] > reach;
+      if (!over) break;
+      if (k > kNearReach) return false;
+      for (int64_t l = 0; l < kNearBlock; ++l) {
+        best[l] = std::min(best[l], std::min(centre[l - k], centre[l + k]) + reach);
+      }
+    }
+    const int64_t count = std::min(kNearBlock, n - first);
+    for (int64_t l = 0; l < count; ++l) {
+      out[(first + l) * stride] = root ? square_root(best[l]) : best[l];
+    }
+  }
+  return true;
+}
+
 // Pass d > 0 in place. With unit sampling the envelope reads each line
 // where it is (I: the integer type of its arithmetic); otherwise the line is
 // first copied to a contiguous buffer. With indices, the feature coordinates
@@ -70,14 +108,36 @@ void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32
     std::vector<int32_t> line_idx(idx ? d * n : 0), hull_pos(setup.unit ? 0 : n);
     std::vector<EdtParabola<I>> parabolas(setup.unit ? n : 0);
     std::vector<double> hull_real(setup.unit ? 0 : n);
+    const bool near = setup.unit && !idx;
+    const int64_t blocks = (n + kNearBlock - 1) / kNearBlock;
+    std::vector<T> padded(near ? blocks * kNearBlock + 2 * kNearReach : 0, static_cast<T>(INFINITY));
+    // After a line the direct minimum could not finish, the next 1, 3, 7, ...
+    // up to kNearBackoff lines go straight to the envelope: neighbouring lines
+    // tend to need the same (inside large objects, a wasted attempt cost 12%).
+    int64_t backoff = 0, wait = 0;
     for (int64_t index = begin; index < end; ++index) {
       const int64_t o = lines.offset(index);
       int32_t* arg = idx ? idx + d * plane + o : nullptr;
-      bool found;
-      if (setup.unit) {
-        found = edt_envelope_line_unit(f + o, stride, n, f + o, stride, arg, parabolas.data(), 1,
-                                       root);
-      } else {
+      // The envelope's input: the line in place, or its copy in `padded`.
+      const T* source = f + o;
+      int64_t source_stride = stride;
+      bool found = false;
+      if (near && wait > 0) {
+        --wait;
+      } else if (near) {
+        T* copy = padded.data() + kNearReach;
+        for (int64_t i = 0; i < n; ++i) copy[i] = f[o + i * stride];
+        source = copy;
+        source_stride = 1;
+        found = near_minimum_line(padded.data(), n, f + o, stride, root);
+        backoff = found ? 0 : std::min(2 * backoff + 1, kNearBackoff);
+        wait = backoff;
+      }
+      if (!found && setup.unit) {
+        // one call site: with a second one, its hull loops went out of line, 1.8x slower
+        found = edt_envelope_line_unit(source, source_stride, n, f + o, stride, arg,
+                                       parabolas.data(), 1, root);
+      } else if (!found) {
         for (int64_t i = 0; i < n; ++i) line[i] = f[o + i * stride];
         found = edt_envelope_line(line.data(), 1, n, s, f + o, stride, arg, hull_pos.data(),
                                   hull_real.data(), 1, root);
