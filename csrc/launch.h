@@ -61,11 +61,13 @@ inline void check_mask(const at::Tensor& mask, const char* op) {
 
 // The `out` of an op's out variant, written in place of a new result like
 // x: contiguous, of x's shape, dtype and device, sharing no memory with x.
-inline void check_out(const at::Tensor& out, const at::Tensor& x, const char* op) {
-  TORCH_CHECK(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
+inline void check_out(const at::Tensor& out, const at::Tensor& x, const char* op,
+                      std::optional<at::ScalarType> dtype = std::nullopt) {
+  const at::ScalarType expected = dtype.value_or(x.scalar_type());
+  TORCH_CHECK(out.sizes() == x.sizes() && out.scalar_type() == expected &&
                   out.device() == x.device(),
-              "morphaug::", op, ".out: expected out of the input's shape, dtype and device (",
-              x.sizes(), ", ", x.scalar_type(), ", ", x.device(), "), got ", out.sizes(), ", ",
+              "morphaug::", op, ".out: expected out of the input's shape and device and dtype ",
+              expected, " (", x.sizes(), ", ", x.device(), "), got ", out.sizes(), ", ",
               out.scalar_type(), ", ", out.device());
   TORCH_CHECK(out.is_contiguous(), "morphaug::", op, ".out: expected a contiguous out");
   at::assert_no_overlap(out, x);
@@ -96,8 +98,10 @@ struct EdtSetup {
   bool unit;             // unit sampling on every axis: exact integer arithmetic
 };
 
+// `out`: the distances tensor of edt.out, checked here; else a new one.
 inline EdtSetup edt_setup(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling,
-                          bool return_indices, at::ScalarType dtype) {
+                          bool return_indices, at::ScalarType dtype,
+                          const at::Tensor* out = nullptr) {
   check_mask(mask, "edt");
   TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble,
               "morphaug::edt: distances dtype must be float32 or float64, got ", dtype);
@@ -119,7 +123,8 @@ inline EdtSetup edt_setup(const at::Tensor& mask, std::optional<at::ArrayRef<dou
     setup.geometry.sampling[k] = s;
   }
   const auto options = mask.options();
-  setup.distances = at::empty(mask.sizes(), options.dtype(dtype));
+  if (out != nullptr) check_out(*out, mask, "edt", dtype);
+  setup.distances = out != nullptr ? *out : at::empty(mask.sizes(), options.dtype(dtype));
   std::vector<int64_t> index_shape{rank};
   index_shape.insert(index_shape.end(), mask.sizes().begin(), mask.sizes().end());
   setup.indices = return_indices ? at::empty(index_shape, options.dtype(at::kInt))

@@ -13,9 +13,12 @@ inline void define_schemas(torch::Library& m) {
   // Exact Euclidean distance transform of a bool mask (B, C, *spatial), true =
   // foreground: (distances, indices), squared unless squared = false; indices
   // (S, B, C, *spatial) int32 if return_indices, else an empty tensor.
+  // edt.out writes the distances alone into `out` (contiguous, float32 or
+  // float64, of the mask's shape and device).
   m.def(
       "edt(Tensor mask, float[]? sampling, bool return_indices, ScalarType dtype, bool squared) "
       "-> (Tensor, Tensor)");
+  m.def("edt.out(Tensor mask, float[]? sampling, bool squared, *, Tensor(a!) out) -> ()");
   // Chamfer distance transform with SciPy's raster passes: int32 distances and,
   // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
   // metric: the 3^S flags of the (3,) * S structure in C order.

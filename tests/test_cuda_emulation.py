@@ -77,7 +77,8 @@ def per_slice(x: np.ndarray, fn):
                  for i in range(len(outputs[0])))
 
 
-def edt_case(shape, sampling, indices, dtype, squared, density, seed):
+def edt_case(shape, sampling, indices, dtype, squared, density, seed, into=False):
+    """``into``: the launcher's ``.out`` variant writes a tensor holding other values."""
     x = np.random.default_rng(seed).random(shape) < density
     mask = torch.from_numpy(x)
 
@@ -90,7 +91,11 @@ def edt_case(shape, sampling, indices, dtype, squared, density, seed):
             expected.append((np.moveaxis(where, 2, 0), True) if exact_ties else None)
         return expected
 
-    return lambda device: _native.edt(mask.to(device), sampling, indices, dtype, squared), reference
+    def call(device):
+        out = torch.full(shape, 7.0, dtype=dtype, device=device) if into else None
+        return _native.edt(mask.to(device), sampling, indices, dtype, squared, out=out)
+
+    return call, reference
 
 
 def cdt_case(shape, metric, indices, density, seed):
@@ -246,6 +251,8 @@ CASES = {
     "edt 3-D float64": edt_case((1, 2, 6, 5, 7), [2.0, 1.0, 0.5], True, torch.float64, False, 0.85, 3),
     "edt 2-D squared, no background": edt_case((1, 2, 8, 6), None, False, torch.float32, True, 1.0, 4),
     "edt 4-D": edt_case((1, 1, 4, 3, 5, 4), None, True, torch.float64, True, 0.9, 5),
+    "edt 3-D out": edt_case((2, 1, 6, 7, 5), [1.0, 0.5, 2.0], False, torch.float64, False, 0.8, 45, into=True),
+    "edt 2-D squared out": edt_case((1, 2, 9, 8), None, False, torch.float32, True, 0.85, 46, into=True),
     "cdt chessboard": cdt_case((2, 1, 9, 11), "chessboard", True, 0.8, 6),
     "cdt taxicab 3-D": cdt_case((1, 2, 6, 5, 4), "taxicab", True, 0.85, 7),
     "cdt long rows": cdt_case((1, 1, 3, 600), "chessboard", True, 0.97, 8),

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy import ndimage as ndi
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from conftest import to_numpy
+from conftest import Dispatched, to_numpy
+from morphaug import _ops
 from morphaug.ndimage import (
     _distance,
     distance_transform_bf,
@@ -447,6 +448,40 @@ def test_edt_float64_distances_output():
     assert distance_transform_edt(x, sampling=0.1, distances=distances) is None
     expected = ndi.distance_transform_edt(x[0, 0].numpy(), sampling=0.1)
     np.testing.assert_allclose(distances[0, 0].numpy(), expected, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("sampling", [None, (0.5, 2.0)])
+def test_edt_distances_written_by_the_kernel(dtype, sampling):
+    """A contiguous ``distances=`` without indices is written by the kernel itself (its
+    ``.out`` variant): no new result copied in; with indices, it is copied."""
+    x = torch.from_numpy(np.random.default_rng(11).random((2, 3, 9, 14)) < 0.8)
+    expected = torch.from_numpy(np.stack([[ndi.distance_transform_edt(s, sampling=sampling) for s in b]
+                                          for b in x.numpy()])).to(dtype)
+    tolerance = dict(rtol=1e-6, atol=0) if dtype == torch.float32 else dict(rtol=0, atol=0)
+    distances = torch.full(x.shape, 7.0, dtype=dtype)
+    with Dispatched() as dispatched:
+        assert distance_transform_edt(x, sampling=sampling, distances=distances) is None
+    torch.testing.assert_close(distances, expected, **tolerance)
+    if _ops.use_native("edt", x):
+        assert dispatched.names[-1].endswith("::edt.out"), dispatched.names
+        assert "aten::copy_" not in dispatched.names
+    else:
+        assert dispatched.names[-1] == "aten::copy_"
+    distances.fill_(7.0)
+    with Dispatched() as dispatched:
+        indices = distance_transform_edt(x, sampling=sampling, distances=distances, return_indices=True)
+    torch.testing.assert_close(distances, expected, **tolerance)
+    assert indices.shape == (2,) + x.shape and "aten::copy_" in dispatched.names
+
+
+def test_edt_distances_sharing_memory_with_the_input():
+    """``distances=`` may be the (float) input itself: the mask is read first."""
+    x = (torch.from_numpy(np.random.default_rng(12).random((2, 1, 8, 8)) < 0.7)).float()
+    expected = distance_transform_edt(x)
+    same = x.clone()
+    assert distance_transform_edt(same, distances=same) is None
+    torch.testing.assert_close(same, expected, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("sampling", [2, 0.5, [1, 2], (3.0, 0.25), np.array([1.5, 2.5]),

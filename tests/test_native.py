@@ -1263,6 +1263,8 @@ def test_opcheck(device):
                               (values, [3, 2], weights, [0, 1, 1, 1, 1, 0], [0, -1], [0, 4], 0.5, False))
         torch.library.opcheck(ops.grey_structure.default,
                               (values.to(torch.int32), [2, 3], weights, [1] * 6, [0, 1], [2, 3], 2, True))
+    torch.library.opcheck(ops.edt.out, (mask, [1.0, 0.5], False), {"out": torch.empty_like(values)})
+    torch.library.opcheck(ops.edt.out, (mask, None, True), {"out": torch.empty_like(values, dtype=torch.float64)})
     out = {"out": torch.empty_like(values)}
     torch.library.opcheck(ops.grey_box.out, (values, [3, 2], [0, -1], [0, 4], 0.5, False), out)
     if has("grey_footprint.out"):

@@ -177,6 +177,12 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
   }
 }
 
+void run_edt(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
+  const at::Tensor contiguous = mask.contiguous();
+  AT_DISPATCH_FLOATING_TYPES(setup.distances.scalar_type(), "morphaug::edt (CPU)",
+                             [&] { edt_passes<scalar_t>(contiguous, setup, squared); });
+}
+
 std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask,
                                            std::optional<at::ArrayRef<double>> sampling,
                                            bool return_indices, at::ScalarType dtype, bool squared) {
@@ -184,14 +190,21 @@ std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask,
   if (mask.numel() == 0) return {setup.distances, setup.indices};
   fault_in_huge_pages(setup.distances);
   fault_in_huge_pages(setup.indices);
-  const at::Tensor contiguous = mask.contiguous();
-  AT_DISPATCH_FLOATING_TYPES(dtype, "morphaug::edt (CPU)",
-                             [&] { edt_passes<scalar_t>(contiguous, setup, squared); });
+  run_edt(mask, setup, squared);
   return {setup.distances, setup.indices};
+}
+
+void edt_out_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling, bool squared,
+                 at::Tensor& out) {
+  const EdtSetup setup = edt_setup(mask, sampling, false, out.scalar_type(), &out);
+  if (mask.numel() > 0) run_edt(mask, setup, squared);
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("edt", &edt_cpu); }
+TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
+  m.impl("edt", &edt_cpu);
+  m.impl("edt.out", &edt_out_cpu);
+}
 
 }  // namespace morphaug

@@ -113,20 +113,33 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
   }
 }
 
+void run_edt(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
+  const at::Tensor contiguous = mask.contiguous();
+  AT_DISPATCH_FLOATING_TYPES(setup.distances.scalar_type(), "morphaug::edt (CUDA)",
+                             [&] { edt_passes<scalar_t>(contiguous, setup, squared); });
+}
+
 std::tuple<at::Tensor, at::Tensor> edt_cuda(const at::Tensor& mask,
                                             std::optional<at::ArrayRef<double>> sampling,
                                             bool return_indices, at::ScalarType dtype, bool squared) {
   const cuda::DeviceGuard guard(mask.device());
   const EdtSetup setup = edt_setup(mask, sampling, return_indices, dtype);
-  if (mask.numel() == 0) return {setup.distances, setup.indices};
-  const at::Tensor contiguous = mask.contiguous();
-  AT_DISPATCH_FLOATING_TYPES(dtype, "morphaug::edt (CUDA)",
-                             [&] { edt_passes<scalar_t>(contiguous, setup, squared); });
+  if (mask.numel() > 0) run_edt(mask, setup, squared);
   return {setup.distances, setup.indices};
+}
+
+void edt_out_cuda(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling,
+                  bool squared, at::Tensor& out) {
+  const cuda::DeviceGuard guard(mask.device());
+  const EdtSetup setup = edt_setup(mask, sampling, false, out.scalar_type(), &out);
+  if (mask.numel() > 0) run_edt(mask, setup, squared);
 }
 
 }  // namespace
 
-MORPHAUG_CUDA_KERNELS(m) { m.impl("edt", &edt_cuda); }
+MORPHAUG_CUDA_KERNELS(m) {
+  m.impl("edt", &edt_cuda);
+  m.impl("edt.out", &edt_out_cuda);
+}
 
 }  // namespace morphaug

@@ -53,7 +53,7 @@ def register_fakes(namespace: str) -> None:
     def _write_out(*args, out):  # the .out variants return nothing: they write out
         return None
 
-    for op in ("grey_box", "grey_footprint", "grey_structure", "ball_morphology"):
+    for op in ("edt", "grey_box", "grey_footprint", "grey_structure", "ball_morphology"):
         torch.library.register_fake(f"{namespace}::{op}.out")(_write_out)
 
     @torch.library.register_fake(f"{namespace}::propagate")

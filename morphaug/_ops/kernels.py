@@ -36,7 +36,7 @@ BALL_METRIC_CODES = {"euclidean": 0, "taxicab": 1, "chessboard": 2}
 BALL_MAX_RADIUS = 127
 
 def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indices: bool = False,
-        dtype: torch.dtype = torch.float32, squared: bool = False):
+        dtype: torch.dtype = torch.float32, squared: bool = False, out: torch.Tensor | None = None):
     """Exact Euclidean distance transform of each ``(b, c)`` slice, as SciPy computes it.
 
     Args:
@@ -47,10 +47,14 @@ def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indi
         return_indices: also return the nearest background voxel.
         dtype: ``torch.float32`` or ``torch.float64`` distances.
         squared: return squared distances (no square root).
+        out: a contiguous tensor of the mask's shape and dtype ``dtype``, on its
+            device, sharing no memory with it, that the kernel writes the
+            distances into (``edt.out``; not with ``return_indices``), or None.
 
     Returns:
-        ``(distances, indices)``: distances ``(B, C, *S)`` of ``dtype``;
-        indices ``(S, B, C, *S)`` int32 when ``return_indices``, else None.
+        ``(distances, indices)``: distances ``(B, C, *S)`` of ``dtype`` (``out``
+        where given); indices ``(S, B, C, *S)`` int32 when ``return_indices``,
+        else None.
 
     SciPy parity: with ``dtype=torch.float64`` distances and indices are
     SciPy's bit for bit (same arithmetic and tie rule: the lower index along
@@ -62,6 +66,11 @@ def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indi
     ``(-1, 0, ..., 0)``, as SciPy does.
     """
     values = None if sampling is None else [float(s) for s in sampling]
+    if out is not None:
+        if return_indices:
+            raise ValueError("edt writes out only without return_indices")
+        ops_for(mask).edt.out(mask, values, squared, out=out)
+        return out, None
     distances, indices = ops_for(mask).edt(mask, values, return_indices, dtype, squared)
     return distances, (indices if return_indices else None)
 

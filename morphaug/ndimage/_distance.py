@@ -107,6 +107,7 @@ from ._normalize import (
     foreground,
     normalize_sequence,
     tensor_argument,
+    written_in_place,
 )
 from ._torch import distance as _torch_distance
 
@@ -215,7 +216,7 @@ def _results(dist, feats, return_distances, return_indices, distances, indices):
     if return_distances:
         if distances is None:
             result.append(dist)
-        else:
+        elif dist is not distances:  # else written in place by the kernel
             distances.copy_(dist)
     if return_indices:
         if indices is None:
@@ -278,16 +279,26 @@ def _bf_dtypes(name: str) -> tuple[torch.dtype, ...]:
     return _FLOAT_DTYPES if name == "euclidean" else _INT_DTYPES
 
 
-def _edt_torch_distances(mask, sampling, want_indices: bool, dtype, want_distances: bool):
+def _edt_torch_distances(mask, sampling, want_indices: bool, dtype, want_distances: bool, into):
     squared, feats = _torch_distance.edt(mask, sampling, want_indices, dtype)
     return (squared.to(dtype).sqrt_() if want_distances else None), feats
 
 
+# into: distances= where the kernel writes it (no indices asked: _edt_into), else None
 _EDT = _ops.Table("distance_transform_edt", [
-    _ops.Case("every input", "edt", lambda mask, sampling, want_indices, dtype, want_distances: True,
-              lambda mask, sampling, want_indices, dtype, want_distances: _ops.kernels.edt(
-                  mask, sampling, want_indices, dtype)),
+    _ops.Case("every input", "edt", lambda mask, sampling, want_indices, dtype, want_distances, into: True,
+              lambda mask, sampling, want_indices, dtype, want_distances, into: _ops.kernels.edt(
+                  mask, sampling, want_indices, dtype, out=into)),
 ], _edt_torch_distances)
+
+
+def _edt_into(distances, mask: torch.Tensor, return_indices) -> torch.Tensor | None:
+    """``distances=`` when the native kernel can write the distances straight into it: no
+    indices asked, contiguous, sharing no memory with the mask. Else None: computed, then
+    copied (:func:`_results`)."""
+    if return_indices or distances is None:
+        return None
+    return written_in_place(distances, mask, distances.dtype)
 
 
 @_ops.opaque_under_compile(_ops.distances(lambda kw: torch.float32))
@@ -310,7 +321,9 @@ def distance_transform_edt(input, sampling=None, return_distances=True,
 {return_indices}
     distances : torch.Tensor, optional
         ``float32`` or ``float64`` tensor of the input's shape receiving the
-        distances (computed in its dtype).
+        distances (computed in its dtype). The native kernel writes it in
+        place when it is contiguous and no indices are asked; otherwise the
+        distances are computed, then copied in.
 {indices}
 
     Returns
@@ -357,7 +370,8 @@ def distance_transform_edt(input, sampling=None, return_distances=True,
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
     else:
-        dist, feats = _EDT(mask, mask, sampling, bool(return_indices), dtype, bool(return_distances))
+        dist, feats = _EDT(mask, mask, sampling, bool(return_indices), dtype, bool(return_distances),
+                           _edt_into(distances, mask, return_indices))
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
 

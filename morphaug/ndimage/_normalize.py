@@ -325,12 +325,12 @@ def check_output(output, input: torch.Tensor, name: str = "output",
     return check_no_overlap(output, name)
 
 
-def written_in_place(output, input: torch.Tensor) -> torch.Tensor | None:
+def written_in_place(output, input: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor | None:
     """``output`` (checked) when a kernel can write the result straight into it: a contiguous
-    tensor of the input's dtype that shares no memory with the input. Else None: the result
-    is a new tensor, which :func:`finish_output` casts or copies."""
-    if (isinstance(output, torch.Tensor) and output.dtype == input.dtype and output.is_contiguous()
-            and not torch._C._overlaps(output, input)):
+    tensor of the result's ``dtype`` (default: the input's) that shares no memory with the
+    input. Else None: the result is a new tensor, which :func:`finish_output` casts or copies."""
+    if (isinstance(output, torch.Tensor) and output.dtype == (dtype or input.dtype)
+            and output.is_contiguous() and not torch._C._overlaps(output, input)):
         return output
     return None
 
