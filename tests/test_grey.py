@@ -321,6 +321,33 @@ def test_bool_tophat_is_exclusive_or(device):
                          exact=True, size=(1, 3))
 
 
+def test_boxes_of_earlier_calls_keep_every_check():
+    """Box filters are kept by their arguments between calls (``_grey._RECENT_BOXES``):
+    arguments equal in value but not in type (``3.0``, ``True``) are still refused after
+    ``3`` was taken, a list changed by the caller after a call gives SciPy's result for what
+    it holds at each call, and another input size or dtype is another filter."""
+    x = torch.rand(2, 1, 9, 10, generator=torch.Generator().manual_seed(0))
+    for size in (3, 3.0, True, (3, 3.0)):
+        if type(size) is int:
+            ndimage.grey_erosion(x, size=size)
+            continue
+        with pytest.raises(TypeError, match="size must contain ints"):
+            ndimage.grey_erosion(x, size=size)
+    size = [3, 2]
+    for shape in ([3, 2], [1, 4], [3, 2]):
+        size[:] = shape
+        for mode in ("wrap", ["wrap", "constant"]):
+            got = ndimage.grey_erosion(x, size=size, mode=mode, cval=0.5)
+            expected = np.stack([ndi.grey_erosion(s[0], size=shape, mode=mode, cval=0.5) for s in x.numpy()])
+            np.testing.assert_array_equal(got[:, 0].numpy(), expected)
+    wide = torch.rand(1, 1, 9, 40, generator=torch.Generator().manual_seed(1))
+    for input in (x, wide, (x * 100).to(torch.int16)):
+        got = ndimage.grey_dilation(input, size=25, mode="mirror", cval=7, origin=(0, 1))
+        expected = np.stack([ndi.grey_dilation(s[0], size=25, mode="mirror", cval=7, origin=(0, 1))
+                             for s in input.numpy()])
+        np.testing.assert_array_equal(got[:, 0].numpy(), expected)
+
+
 def test_size_and_footprint_warn_once_and_footprint_wins(device):
     x = _batch(device)
     footprint = np.array([[0, 1, 1]], bool)
