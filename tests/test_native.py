@@ -122,12 +122,11 @@ def test_edt_matches_scipy(device, case, sampled, dtype, squared, return_indices
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("squared", [False, True])
 def test_edt_near_lines_and_far_lines(shape, dtype, squared):
-    """Lines whose distances are all short (the CPU's direct minimum over near
-    voxels) beside lines that need the envelope, in one call: along the last
-    axis, a third of dense background, a third without any (blocks there need
-    more reach than the direct minimum takes once the columns' distances grow)
-    and a third of sparse background; a second slice with a single background
-    voxel, the rest of the batch without any."""
+    """Lines whose distances are all short (the CPU's taps, parabola_taps.h) beside
+    lines that need the envelope, in one call: along the last axis, a third of
+    dense background, a third without any (the taps give up there on lines
+    longer than 128, distances growing past 64) and a third of sparse
+    background; a second slice with a single background voxel."""
     rng = np.random.default_rng(7)
     n = shape[-1]
     x = np.ones(shape, bool)
