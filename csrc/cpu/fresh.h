@@ -13,7 +13,8 @@
 //   few runs): huge pages faulted by two threads at once were up to 30x slower
 //   than by one (a fill_ of a fresh 32 MiB: 2.3-125 ms against 3.3-4.3 ms);
 // - advised and faulted here first: 6.0-6.2 ms, in every run (2.85 ms into an
-//   output already written).
+//   output already written); faulted so but by torch's threads in parallel,
+//   7.8-106 ms.
 // Only advice: where it is refused, nothing is written here.
 
 #include <ATen/ATen.h>
