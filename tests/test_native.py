@@ -143,6 +143,21 @@ def test_edt_near_lines_and_far_lines(shape, dtype, squared):
         np.testing.assert_array_equal(got, reference, err_msg=f"slice ({b}, {c})")
 
 
+def test_fresh_outputs_of_32_mib_equal_outputs_written_in_place():
+    """From 32 MiB a new CPU output has its huge pages faulted in by the calling thread,
+    one byte each, before the kernel writes (csrc/cpu/fresh.h): the results are those the
+    kernel writes into an output holding other values."""
+    x = torch.rand(32, 1, 512, 512, generator=torch.Generator().manual_seed(4))
+    assert x.nbytes >= 32 << 20
+    out = torch.full_like(x, 7.0)
+    _native.grey_box(x, [3, 5], [0, 1], ["reflect", "wrap"], 0.0, False, out=out)
+    torch.testing.assert_close(_native.grey_box(x, [3, 5], [0, 1], ["reflect", "wrap"], 0.0, False), out, rtol=0, atol=0)
+    mask = x > 0.02
+    out.fill_(7.0)
+    _native.edt(mask, None, False, torch.float32, False, out=out)
+    torch.testing.assert_close(_native.edt(mask)[0], out, rtol=0, atol=0)
+
+
 def test_edt_no_background_measures_to_minus_one():
     mask = torch.ones(1, 1, 3, 4, dtype=torch.bool)
     distances, indices = _native.edt(mask, None, True, torch.float64)

@@ -4,9 +4,10 @@ Each function takes already normalised arguments (the public functions in
 ``morphaug.ndimage``, ``morphaug.ot`` and ``morphaug.transforms`` validate and
 normalise them, and choose the kernel in their dispatch table), runs one
 kernel launch over all ``B * C`` slices on the input's device, never modifies
-its inputs and returns new contiguous tensors (the grey filters and the ball
-morphology: or write ``out``, see :func:`grey_box`). The C++ launchers check their
-arguments again and raise RuntimeError quoting the offending values. With
+its inputs and returns new contiguous tensors (the grey filters, the ball
+morphology and the EDT's distances: or write ``out``, see :func:`grey_box`). The
+C++ launchers check their arguments again and raise RuntimeError quoting the
+offending values. With
 ``MORPHAUG_EMULATE_CUDA=1`` (tests) the calls on CPU tensors go to
 ``torch.ops.morphaug_emu``: the CUDA launchers, run by the emulator of
 ``morphaug._C_emu``. Fake kernels: ``_fakes.py``.

@@ -88,7 +88,9 @@ Backends
 Each public function normalises and validates its arguments, calls one
 worker on a boolean foreground mask and writes the outputs: EDT and CDT
 through their dispatch tables (the native kernel where it is built, else the
-torch backend), BF on the torch backend.
+torch backend), BF on the torch backend. The native EDT writes a contiguous
+``distances=`` itself when no indices are asked; other outputs are computed,
+then copied in.
 """
 
 from __future__ import annotations
