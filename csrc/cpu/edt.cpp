@@ -80,10 +80,12 @@ MORPHAUG_CPU_CLONES bool tapped_line(const T* line, int64_t n, const T* live, T*
   return finished && best[0] < static_cast<T>(INFINITY);
 }
 
-// Pass d > 0 in place. With unit sampling the envelope reads each line
-// where it is (I: the integer type of its arithmetic); otherwise the line is
-// first copied to a contiguous buffer. With indices, the feature coordinates
-// < d of the line are copied too.
+// Pass d > 0 in place. With unit sampling and no indices each line is
+// copied and taken by the taps (tapped_line), or by the envelope from the
+// copy; with unit sampling and indices the envelope reads the line where it
+// is (I: the integer type of its arithmetic); otherwise the line is first
+// copied to a contiguous buffer. With indices, the feature coordinates < d
+// of the line are copied too.
 template <typename T, typename I>
 void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32_t* idx,
                    bool root) {

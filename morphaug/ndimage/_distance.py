@@ -286,21 +286,12 @@ def _edt_torch_distances(mask, sampling, want_indices: bool, dtype, want_distanc
     return (squared.to(dtype).sqrt_() if want_distances else None), feats
 
 
-# into: distances= where the kernel writes it (no indices asked: _edt_into), else None
+# into: distances= where the kernel writes it (no indices asked, _normalize.written_in_place), else None
 _EDT = _ops.Table("distance_transform_edt", [
     _ops.Case("every input", "edt", lambda mask, sampling, want_indices, dtype, want_distances, into: True,
               lambda mask, sampling, want_indices, dtype, want_distances, into: _ops.kernels.edt(
                   mask, sampling, want_indices, dtype, out=into)),
 ], _edt_torch_distances)
-
-
-def _edt_into(distances, mask: torch.Tensor, return_indices) -> torch.Tensor | None:
-    """``distances=`` when the native kernel can write the distances straight into it: no
-    indices asked, contiguous, sharing no memory with the mask. Else None: computed, then
-    copied (:func:`_results`)."""
-    if return_indices or distances is None:
-        return None
-    return written_in_place(distances, mask, distances.dtype)
 
 
 @_ops.opaque_under_compile(_ops.distances(lambda kw: torch.float32))
@@ -372,8 +363,8 @@ def distance_transform_edt(input, sampling=None, return_distances=True,
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
     else:
-        dist, feats = _EDT(mask, mask, sampling, bool(return_indices), dtype, bool(return_distances),
-                           _edt_into(distances, mask, return_indices))
+        into = None if return_indices else written_in_place(distances, mask, dtype)
+        dist, feats = _EDT(mask, mask, sampling, bool(return_indices), dtype, bool(return_distances), into)
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
 
