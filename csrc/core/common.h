@@ -11,6 +11,35 @@
 
 namespace morphaug {
 
+// Double arithmetic rounded once per operation, as the host compilers build it
+// (and SciPy): nvcc contracts a * b + c into one fused multiply-add, rounded
+// once, unless each operation is an explicit round-to-nearest intrinsic, which
+// it never fuses. The kernels documented as SciPy's bit for bit (the EDT with
+// sampling) use these; tests/test_ptx.py checks their PTX holds no fma.
+MORPHAUG_HD double add_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+MORPHAUG_HD double sub_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
+MORPHAUG_HD double mul_rn(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 // Most spatial axes a native op accepts (the CUDA kernels take shapes by value).
 constexpr int kMaxRank = 16;
 

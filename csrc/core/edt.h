@@ -6,7 +6,9 @@
 // Maurer et al. 2003, as in scipy.ndimage). Arithmetic and tie rule follow
 // SciPy's `_VoronoiFT`: the envelope test and the distances are evaluated in
 // double in the same order, and the lowest position j wins a tie, so with a
-// float64 working type the chosen features are SciPy's, bit for bit.
+// float64 working type the chosen features are SciPy's, bit for bit. That
+// holds on the GPU too: the double arithmetic goes through add_rn / sub_rn /
+// mul_rn (common.h), which nvcc cannot contract into fused multiply-adds.
 #pragma once
 
 #include <cmath>
@@ -79,8 +81,8 @@ MORPHAUG_HD bool edt_binary_lines(const bool* mask, int64_t n, int64_t stride, i
       }
     } else {
       for (int64_t l = 0; l < lanes; ++l) {
-        const double t = static_cast<double>(previous[l] - at) * s;
-        o[l] = previous[l] < 0 ? static_cast<T>(INFINITY) : static_cast<T>(t * t);
+        const double t = mul_rn(static_cast<double>(previous[l] - at), s);
+        o[l] = previous[l] < 0 ? static_cast<T>(INFINITY) : static_cast<T>(mul_rn(t, t));
       }
     }
     if (arg) {
@@ -231,12 +233,15 @@ MORPHAUG_HD bool edt_envelope_line(const T* f, int64_t f_stride, int64_t n, doub
     while (top >= 1) {
       const int32_t v = hull_pos[top * hull_stride];
       const int32_t u = hull_pos[(top - 1) * hull_stride];
-      const double a = static_cast<double>(v - u) * s;
-      const double b = static_cast<double>(w - v) * s;
-      const double c = a + b;
+      const double a = mul_rn(static_cast<double>(v - u), s);
+      const double b = mul_rn(static_cast<double>(w - v), s);
+      const double c = add_rn(a, b);
       const double fv = hull_f[top * hull_stride];
       const double fu = hull_f[(top - 1) * hull_stride];
-      if (c * fv - b * fu - a * fw - a * b * c <= 0.0) break;
+      // c fv - b fu - a fw - a b c, in SciPy's order, each operation rounded
+      const double test = sub_rn(sub_rn(sub_rn(mul_rn(c, fv), mul_rn(b, fu)), mul_rn(a, fw)),
+                                 mul_rn(mul_rn(a, b), c));
+      if (test <= 0.0) break;
       --top;
     }
     ++top;
@@ -251,13 +256,13 @@ MORPHAUG_HD bool edt_envelope_line(const T* f, int64_t f_stride, int64_t n, doub
   int32_t j = hull_pos[0];
   double fj = hull_f[0];
   for (int64_t i = 0; i < n; ++i) {
-    double t = static_cast<double>(j - i) * s;
-    double best = fj + t * t;
+    double t = mul_rn(static_cast<double>(j - i), s);
+    double best = add_rn(fj, mul_rn(t, t));
     while (l < top) {
       const int32_t next = hull_pos[(l + 1) * hull_stride];
       const double fnext = hull_f[(l + 1) * hull_stride];
-      t = static_cast<double>(next - i) * s;
-      const double candidate = fnext + t * t;
+      t = mul_rn(static_cast<double>(next - i), s);
+      const double candidate = add_rn(fnext, mul_rn(t, t));
       if (best <= candidate) break;
       best = candidate;
       j = next;
@@ -305,13 +310,13 @@ MORPHAUG_HD void edt_no_background_line(const Geometry& g, int64_t start, T* out
   for (int k = last - 1; k >= 0; --k) {
     const int64_t x = rest % g.size[k];
     rest /= g.size[k];
-    const double t = static_cast<double>(x + (k == 0)) * g.sampling[k];
-    axis_terms[k] = t * t;
+    const double t = mul_rn(static_cast<double>(x + (k == 0)), g.sampling[k]);
+    axis_terms[k] = mul_rn(t, t);
   }
-  for (int k = 0; k < last; ++k) fixed += axis_terms[k];
+  for (int k = 0; k < last; ++k) fixed = add_rn(fixed, axis_terms[k]);
   for (int64_t i = 0; i < n; ++i) {
-    const double t = static_cast<double>(i + (last == 0)) * g.sampling[last];
-    out[i] = edt_value<T>(fixed + t * t, root);
+    const double t = mul_rn(static_cast<double>(i + (last == 0)), g.sampling[last]);
+    out[i] = edt_value<T>(add_rn(fixed, mul_rn(t, t)), root);
     if (idx) {
       idx[i] = -1;
       for (int k = 1; k < g.rank; ++k) idx[k * plane + i] = 0;
