@@ -21,8 +21,7 @@ written with a figure of mid slices (``morphaug_demo.png``) to ``--out``
 busy processes (:func:`busy_processes`), as on a core shared with DataLoader
 workers or other jobs, and prints that table too.
 
-SciPy and matplotlib come from the ``demo`` extra:
-``pip install 'morphaug[demo]'``.
+It needs SciPy and matplotlib: ``pip install scipy matplotlib``.
 """
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ def _require_extras():
     except ImportError as error:
         raise SystemExit(
             f"morphaug.demo needs SciPy and matplotlib ({error.name} is missing): "
-            "pip install 'morphaug[demo]'"
+            "pip install scipy matplotlib"
         ) from error
     matplotlib.use("Agg")
     return scipy.ndimage

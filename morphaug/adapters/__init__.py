@@ -3,7 +3,8 @@
 Each submodule imports its framework when it is imported itself, never
 before: ``import morphaug.adapters`` imports none of them, and
 ``morphaug.adapters.monai`` (or ``from morphaug.adapters import monai``)
-raises an ``ImportError`` naming the extra to install when MONAI is missing.
+raises an ``ImportError`` naming the package to install (``pip install
+monai``) when MONAI is missing.
 
 ``morphaug.adapters.monai``
     ``<Name>d`` dictionary transforms (``MapTransform``; also

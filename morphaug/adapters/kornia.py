@@ -71,7 +71,7 @@ import torch
 try:
     from kornia.augmentation import AugmentationBase2D, AugmentationBase3D, AugmentationSequential
 except ImportError as error:  # pragma: no cover - exercised without Kornia
-    raise ImportError("morphaug.adapters.kornia needs Kornia: pip install morphaug[kornia]") from error
+    raise ImportError("morphaug.adapters.kornia needs Kornia: pip install kornia") from error
 
 from .. import transforms as _core
 from .._checks import check_probability

@@ -58,7 +58,7 @@ try:
     from monai.transforms import MapTransform, RandomizableTransform
     from monai.utils import MAX_SEED, TransformBackends
 except ImportError as error:  # pragma: no cover - exercised without MONAI
-    raise ImportError("morphaug.adapters.monai needs MONAI: pip install morphaug[monai]") from error
+    raise ImportError("morphaug.adapters.monai needs MONAI: pip install monai") from error
 
 from .. import transforms as _core
 from ._common import Adapted, check_flag

@@ -48,7 +48,7 @@ try:
     from monai import metrics as _monai
     from monai.metrics.utils import create_ignore_mask, ignore_background, prepare_spacing
 except ImportError as error:  # pragma: no cover - exercised without MONAI
-    raise ImportError("morphaug.adapters.monai_metrics needs MONAI: pip install morphaug[monai]") from error
+    raise ImportError("morphaug.adapters.monai_metrics needs MONAI: pip install monai") from error
 
 from .. import metrics
 

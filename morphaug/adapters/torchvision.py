@@ -61,7 +61,7 @@ try:
     from torchvision.transforms import v2
     from torchvision.transforms.v2.functional import is_pure_tensor
 except ImportError as error:  # pragma: no cover - exercised without torchvision
-    raise ImportError("morphaug.adapters.torchvision needs torchvision: pip install morphaug[torchvision]") from error
+    raise ImportError("morphaug.adapters.torchvision needs torchvision: pip install torchvision") from error
 
 from .. import transforms as _core
 from .._checks import check_probability
