@@ -1,31 +1,30 @@
 """Build of morphaug's optional native kernels, the extension module ``morphaug._C``.
 
-    pip install --no-build-isolation --no-deps -e .
+    pip install --no-build-isolation .       # torch, setuptools>=64, wheel (and ninja) installed first
 
-The package metadata lives in pyproject.toml; this file only adds the
-extension. Without torch at build time, without a compiler, or when the
-compilation fails, morphaug still installs and runs on its pure-torch backend.
+The package metadata lives in pyproject.toml; this file adds the extension,
+described once in ``morphaug/build.py`` (sources, flags, ``MORPHAUG_CUDA``,
+``TORCH_CUDA_ARCH_LIST``, ``MAX_JOBS``: see its notes), and the files a wheel
+carries beside the package: the C++ / CUDA sources (``morphaug/_csrc``, for
+``python -m morphaug.build``) and ``morphaug/_native_build.json``, which says
+whether the kernels were built and why not (read by ``backend_info()``).
 
-Environment variables:
+Without torch at build time (pip's default build isolation), without a
+compiler, or when the compilation fails, morphaug still installs and runs on
+its pure-torch backend, and says so at the first call a native kernel would take.
 
-``MORPHAUG_CUDA=0|1``
-    Leave out / require the CUDA kernels. Default: built when torch is a CUDA
-    build and nvcc is found (``CUDA_HOME``, ``nvcc`` on PATH or /usr/local/cuda).
+``MORPHAUG_REQUIRE_NATIVE=1``
+    Make any failure to build the native kernels an error (CI sets it).
 ``MORPHAUG_CUDA_EMULATION=1``
     Also build the test-only extension ``morphaug._C_emu``: the CUDA launchers
     of csrc/cuda compiled as host C++ against csrc/emu/cuda_emu.h, registered
     as CPU kernels of ``torch.ops.morphaug_emu`` (``make test`` sets it).
-``MORPHAUG_REQUIRE_NATIVE=1``
-    Make any failure to build the native kernels an error (CI sets it).
-``TORCH_CUDA_ARCH_LIST``
-    CUDA architectures; default "9.0" when no GPU is visible at build time,
-    otherwise the visible GPUs' (torch's own default).
-``MAX_JOBS``
-    Parallel compile jobs (ninja is used when found).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -33,44 +32,44 @@ from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
+RECORD = "_native_build.json"
 
 
-def env_flag(name: str) -> bool | None:
-    value = os.environ.get(name, "").strip().lower()
-    if not value:
-        return None
-    return value not in ("0", "false", "no", "off")
+def _load_build_description():
+    """morphaug/build.py, loaded by path: importing the package would import all of morphaug."""
+    spec = importlib.util.spec_from_file_location("morphaug_build", ROOT / "morphaug" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-REQUIRE_NATIVE = env_flag("MORPHAUG_REQUIRE_NATIVE") is True
+description = _load_build_description()
+REQUIRE_NATIVE = os.environ.get("MORPHAUG_REQUIRE_NATIVE", "").strip() == "1"
 
 
-class NativeBuildError(RuntimeError):
-    pass
-
-
-def give_up(reason: str) -> None:
-    """Fail the build when native kernels are required, else warn and go on without them."""
+def give_up(reason: str) -> str:
+    """Fail the build when native kernels are required, else warn and go on without them; the reason."""
     if REQUIRE_NATIVE:
-        raise NativeBuildError(f"morphaug native kernels: {reason} (MORPHAUG_REQUIRE_NATIVE=1)")
+        raise description.NativeBuildError(f"morphaug native kernels: {reason} (MORPHAUG_REQUIRE_NATIVE=1)")
     print(f"WARNING: morphaug native kernels not built: {reason}; "
           "morphaug installs with its pure-torch backend only", file=sys.stderr)
+    return reason
 
 
-def find_cuda_home() -> str | None:
-    """A CUDA toolkit root holding bin/nvcc and include/cuda_runtime.h."""
-    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        candidates.append(str(Path(nvcc).resolve().parent.parent))
-    candidates.append("/usr/local/cuda")
-    for home in filter(None, candidates):
-        root = Path(home)
-        if (root / "bin" / "nvcc").exists() and (root / "include" / "cuda_runtime.h").exists():
-            return home
-    return None
+def write_record(folder: Path, built: bool, reason: str | None, cuda: tuple[bool, str] | None) -> None:
+    """``morphaug/_native_build.json`` in ``folder``: whether the kernels were built, why not, for which torch."""
+    try:
+        import torch
+        version = torch.__version__
+    except ImportError:
+        version = None
+    record = {"built": built, "reason": reason, "torch": version,
+              "cuda": None if cuda is None else {"built": built and cuda[0], "why": cuda[1]}}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / RECORD).write_text(json.dumps(record, indent=1) + "\n")
 
 
 def emulated_sources(cuda_sources: list[str]) -> list[str]:
@@ -89,70 +88,74 @@ def emulated_sources(cuda_sources: list[str]) -> list[str]:
     return wrappers
 
 
-def native_extensions() -> tuple[list, dict]:
-    cuda_home = find_cuda_home()
-    if cuda_home and not os.environ.get("CUDA_HOME"):
-        os.environ["CUDA_HOME"] = cuda_home  # read by torch.utils.cpp_extension at import
+def native_plan():
+    """(extensions, the CUDA choice, the reason none are built or None)."""
     # ninja installed next to this Python (a venv) may not be on PATH
     scripts = str(Path(sys.executable).parent)
     if shutil.which("ninja") is None and (Path(scripts) / "ninja").exists():
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     try:
-        import torch
+        import torch  # noqa: F401
         from torch.utils import cpp_extension
     except ImportError as error:
-        give_up(f"torch is not importable at build time ({error}); install with --no-build-isolation")
-        return [], {}
-
-    want_cuda = env_flag("MORPHAUG_CUDA")
-    can_cuda = torch.version.cuda is not None and cuda_home is not None
-    if want_cuda and not can_cuda:
-        missing = "is a CPU-only build" if torch.version.cuda is None else "finds no nvcc (set CUDA_HOME)"
-        give_up(f"MORPHAUG_CUDA=1 but torch {torch.__version__} {missing}")
-        return [], {}
-    use_cuda = can_cuda if want_cuda is None else want_cuda
-
-    def files(folder: str, pattern: str) -> list[str]:
-        return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc" / folder).glob(pattern))
-
-    sources = ["csrc/ops.cpp", *files("cpu", "*.cpp")]
-    compile_args = {"cxx": ["-O3", "-fno-math-errno"]}
-    link_args = []
-    if torch.backends.openmp.is_available() and sys.platform.startswith("linux"):
-        # at::parallel_for is an inline template: without -fopenmp its OpenMP
-        # pragma is dropped and every loop runs on one thread.
-        compile_args["cxx"].append("-fopenmp")
-        link_args.append("-fopenmp")
-    if use_cuda:
-        sources += files("cuda", "*.cu")
-        compile_args["nvcc"] = ["-O3", "--expt-relaxed-constexpr"]
-        if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
-            os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
-        extension = cpp_extension.CUDAExtension
-    else:
-        extension = cpp_extension.CppExtension
-    modules = [extension("morphaug._C", sources, include_dirs=[str(ROOT / "csrc")],
-                         extra_compile_args=compile_args, extra_link_args=link_args)]
-    if env_flag("MORPHAUG_CUDA_EMULATION"):
+        return [], None, give_up(
+            f"torch was not importable when the wheel was built ({error}): pip's default build isolation "
+            "builds without the installed torch; install with `pip install --no-build-isolation .`")
+    try:
+        cuda = description.cuda_choice()
+    except description.NativeBuildError as error:
+        return [], None, give_up(str(error))
+    root = ROOT / "csrc"
+    modules = [description.extension(root, cuda[0], relative_to=ROOT)]
+    if os.environ.get("MORPHAUG_CUDA_EMULATION", "").strip() == "1":
+        cuda_sources = [str(p.relative_to(ROOT)) for p in sorted((root / "cuda").glob("*.cu"))]
         modules.append(cpp_extension.CppExtension(
-            "morphaug._C_emu", ["csrc/emu/emulator.cpp", "csrc/emu/probes.cpp", *emulated_sources(files("cuda", "*.cu"))],
-            include_dirs=[str(ROOT / "csrc")],
-            extra_compile_args={"cxx": ["-O2", "-fno-math-errno", "-DMORPHAUG_CUDA_EMULATION"]}))
+            "morphaug._C_emu", ["csrc/emu/emulator.cpp", "csrc/emu/probes.cpp", *emulated_sources(cuda_sources)],
+            include_dirs=[str(root)],
+            extra_compile_args={"cxx": ["-O2", "-g0", "-fno-math-errno", "-DMORPHAUG_CUDA_EMULATION"]}))
+    return modules, cuda, None
+
+
+extensions, cuda, not_planned = native_plan()
+
+
+class BuildPy(build_py):
+    """The package, with the C++ / CUDA sources in ``morphaug/_csrc`` (a wheel, not an editable install),
+    and the record of a build without native kernels."""
+
+    def run(self):
+        super().run()
+        package = Path(self.build_lib) / "morphaug"
+        if not self.editable_mode:
+            shutil.copytree(ROOT / "csrc", package / "_csrc", dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("*.o", "*.so", "__pycache__"))
+        if not_planned is not None:
+            write_record(ROOT / "morphaug" if self.editable_mode else package, False, not_planned, cuda)
+
+
+def build_ext_command():
+    if not extensions:
+        return build_ext
+    from torch.utils import cpp_extension
 
     class BuildNative(cpp_extension.BuildExtension):
-        """torch's BuildExtension (ninja when found) that degrades to no extension on failure."""
+        """torch's BuildExtension (ninja when found) that degrades to no extension on failure and records the outcome."""
 
         def run(self):
+            reason = None
             try:
                 super().run()
             except Exception as error:  # compiler missing or compilation failed
-                give_up(f"compilation failed ({type(error).__name__}: {error})")
+                reason = give_up(f"compilation failed ({type(error).__name__}: {error})")
+            folder = Path(self.get_ext_fullpath("morphaug._C")).parent
+            write_record(folder, reason is None, reason, cuda)
 
         def get_outputs(self):
             return [path for path in super().get_outputs() if os.path.exists(path)]
 
-    return modules, {"build_ext": BuildNative}
+    return BuildNative
 
 
-extensions, commands = native_extensions()
-setup(ext_modules=extensions, cmdclass=commands or {"build_ext": build_ext})
+setup(ext_modules=extensions,
+      install_requires=["numpy>=1.24", description.torch_requirement(bool(extensions))],
+      cmdclass={"build_py": BuildPy, "build_ext": build_ext_command()})
