@@ -8,15 +8,21 @@ device (``tests/test_device_discipline.py``). On the CPU a read costs nothing.
 Not listed: the CUDA propagation kernels (``binary_propagation``,
 ``binary_fill_holes``) also synchronise inside ``morphaug._C``, once per two
 rounds of sweeps over the axes; elements and other arguments given as CPU
-tensors or NumPy arrays are read on the host by design; and an error being
-raised may read values for its message.
+tensors or NumPy arrays are read on the host by design (they are host data,
+never device reads); and an error being raised may read values for its message.
+
+Host data goes the other way through :func:`to_device`: a copy from pageable
+host memory blocks the host until the device's queue has drained (a sync as
+costly as a read), so morphaug stages it in pinned memory and copies it
+asynchronously. ``tests/test_device_discipline.py`` fails on any blocking
+host-to-device copy.
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["READS", "host_read"]
+__all__ = ["READS", "host_read", "to_device"]
 
 #: Why morphaug reads device data back, and where.
 READS = {
@@ -43,3 +49,14 @@ READS = {
 def host_read(tensor: torch.Tensor, why: str):
     """``tensor.tolist()``: a value morphaug must know on the host (``why``: a key of :data:`READS`)."""
     return tensor.tolist()
+
+
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``tensor`` on ``device`` without blocking the host: a host tensor bound for a CUDA
+    device is copied into pinned memory, then to the device asynchronously on the current
+    stream (the caching host allocator keeps the pinned block until that copy is done)."""
+    if tensor.device.type != "cpu" or torch.device(device).type == "cpu":
+        return tensor.to(device)
+    if torch.device(device).type == "cuda" and torch.cuda.is_available():
+        tensor = tensor.pin_memory()
+    return tensor.to(device, non_blocking=True)

@@ -13,8 +13,13 @@ case on
   ``.cpu()``, ``torch.equal``, or an op whose output shape depends on the
   data (``nonzero``, boolean indexing, ``unique``).
 
+* a blocking host-to-device copy, whatever made the host tensor: a copy from
+  pageable memory (``non_blocking=False``) waits for the device's queue, a sync
+  (``morphaug._sync.to_device`` stages host data in pinned memory and copies it
+  asynchronously).
+
 Host work on host data is allowed: elements given as CPU tensors, NumPy
-arrays or lists are read on the host and copied to the device by design
+arrays or lists are read on the host and copied to the device without blocking
 (``morphaug.ndimage``), Python values may become tensors, metadata on the
 host (MONAI affines) is copied on the host. The reads morphaug documents,
 listed in ``morphaug._sync.READS``, go through ``morphaug._sync.host_read``,
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import os
 import traceback
 from collections.abc import Callable
@@ -43,7 +49,6 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from monai.data import MetaTensor, list_data_collate
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -54,12 +59,24 @@ from torch._subclasses.fake_tensor import (
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
-from torchvision import tv_tensors
 
 from morphaug import _ops, _sync, footprints, ndimage, ot, transforms
-from morphaug.adapters import kornia as kornia_adapters
-from morphaug.adapters import monai as monai_adapters
-from morphaug.adapters import torchvision as tv_adapters
+
+
+def _optional(name: str):
+    """Module ``name``, or None where it (or the library it adapts) is not installed: the cases that
+    need it are then skipped, the others run."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+monai_data = _optional("monai.data")
+tv_tensors = _optional("torchvision.tv_tensors")
+monai_adapters = monai_data and _optional("morphaug.adapters.monai")
+tv_adapters = tv_tensors and _optional("morphaug.adapters.torchvision")
+kornia_adapters = _optional("morphaug.adapters.kornia")
 
 # The CPU runs compute for real: one thread, as in the other solver tests (a shared CPU)
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -88,6 +105,13 @@ ANSWERS = {
 
 def _on_device(tensor: torch.Tensor) -> bool:
     return isinstance(tensor, FakeTensor) or tensor.device.type != "cpu"
+
+
+def _non_blocking(func, args, kwargs) -> bool:
+    """Whether a copy op (``_to_copy`` or ``copy_``) was asked not to block."""
+    if func is aten.copy_.default and len(args) > 2:
+        return bool(args[2])
+    return bool(kwargs.get("non_blocking", False))
 
 
 class HostRead(RuntimeError):
@@ -132,6 +156,8 @@ class DeviceChecker(TorchDispatchMode):
         host = [t for t in tensors if not _on_device(t)]
         if host and func not in COPIES:
             self.flag(f"{func} takes host tensors into device work")
+        if host and func in COPIES and not _non_blocking(func, args, kwargs):
+            self.flag(f"{func} is a blocking host-to-device copy (stage it: morphaug._sync.to_device)")
         for t in host:
             if t in self.made_on_host:
                 self.flag(f"{func} copies to the device a tensor made on the host ({self.made_on_host[t]})")
@@ -294,7 +320,7 @@ DATA3 = {"image": On(IMAGE3), "label": On(LABEL3)}
 def meta_batch(x):
     """``x`` as MONAI collates MetaTensors: a batch with one affine (spacing 2 x 1) per sample."""
     affine = torch.diag(torch.tensor([2.0, 1.0, 1.0]))
-    return list_data_collate([{"x": MetaTensor(sample, affine=affine)} for sample in x])["x"]
+    return monai_data.list_data_collate([{"x": monai_data.MetaTensor(sample, affine=affine)} for sample in x])["x"]
 
 
 NDIMAGE = [
@@ -443,67 +469,71 @@ TRANSFORMS = [
          reads={"label classes", "ot arguments", "ot convergence"}),
 ]
 
-MONAI = [
-    case("adapters.monai.RandLabelMorphologyd",
-         monai_adapters.RandLabelMorphologyd("label", prob=1.0, num_classes=3, batched=True), DATA2,
-         native={"ball_morphology"}),
-    case("adapters.monai.RandGreyMorphologyd", monai_adapters.RandGreyMorphologyd("image", prob=1.0, batched=True),
-         DATA2),
-    case("adapters.monai.DistanceMapd", monai_adapters.DistanceMapd("label", num_classes=3, batched=True), DATA3,
-         native={"edt"}),
-    case("adapters.monai.DistanceMapd",
-         monai_adapters.DistanceMapd("label", num_classes=3, spacing_from_meta=True, batched=True),
-         {"label": On(LABEL2, wrap=meta_batch)}),
-    case("adapters.monai.LabelBoundaryd", monai_adapters.LabelBoundaryd("label", num_classes=3, batched=True),
-         DATA2, native={"ball_morphology"}),
-    case("adapters.monai.FillHolesd", monai_adapters.FillHolesd("label", num_classes=3, batched=True), DATA3,
-         reads={"binary fixpoint"}, native={"fill_holes"}, native_reads=()),
-    case("adapters.monai.RandBoundaryJitterd",
-         monai_adapters.RandBoundaryJitterd("label", prob=1.0, num_classes=3, batched=True), DATA2,
-         native={"signed_edt"}),
-    case("adapters.monai.KeepLargestComponentsd",
-         monai_adapters.KeepLargestComponentsd("label", num_classes=3, batched=True), DATA3,
-         reads={"binary fixpoint"}, native={"label"}, native_reads=()),
-    case("adapters.monai.RemoveSmallComponentsd",
-         monai_adapters.RemoveSmallComponentsd("label", min_size=4.0, by_measure=True, num_classes=3, batched=True),
-         {"label": On(LABEL2, wrap=meta_batch)}, reads={"binary fixpoint"}),
-    case("adapters.monai.RandRemoveComponentd",
-         monai_adapters.RandRemoveComponentd("label", prob=1.0, num_classes=3, batched=True), DATA2,
-         reads={"binary fixpoint"}, native={"label"}, native_reads=()),
-    case("adapters.monai.RandHistogramTransferd", monai_adapters.RandHistogramTransferd("image", prob=1.0), DATA2,
-         reads=OT_READS),
-    case("adapters.monai.RandWassersteinMixd",
-         monai_adapters.RandWassersteinMixd("image", "label", prob=1.0, num_classes=3), DATA2,
-         reads={"ot arguments", "ot convergence"}),
-    # MONAI's metric classes: one-hot float masks, spacing given at call time
-    case("adapters.monai.HausdorffDistanceMetric", monai_adapters.HausdorffDistanceMetric(percentile=95),
-         On(ONEHOT3.roll(1, -1)), On(ONEHOT3), spacing=(2.0, 1.0, 0.5), native={"ball_morphology", "edt"}),
-    case("adapters.monai.SurfaceDistanceMetric", monai_adapters.SurfaceDistanceMetric(distance_metric="taxicab"),
-         On(ONEHOT3.roll(1, -1)), On(ONEHOT3), native={"ball_morphology", "cdt"}),
-    case("adapters.monai.SurfaceDiceMetric", monai_adapters.SurfaceDiceMetric([1.0, 2.0]),
-         On(ONEHOT3.roll(1, -1)), On(ONEHOT3), spacing=[(2.0, 1.0, 0.5), (1.0, 1.0, 1.0)],
-         native={"ball_morphology", "edt"}),
-]
+MONAI = []
+if monai_adapters is not None:
+    MONAI = [
+        case("adapters.monai.RandLabelMorphologyd",
+             monai_adapters.RandLabelMorphologyd("label", prob=1.0, num_classes=3, batched=True), DATA2,
+             native={"ball_morphology"}),
+        case("adapters.monai.RandGreyMorphologyd", monai_adapters.RandGreyMorphologyd("image", prob=1.0, batched=True),
+             DATA2),
+        case("adapters.monai.DistanceMapd", monai_adapters.DistanceMapd("label", num_classes=3, batched=True), DATA3,
+             native={"edt"}),
+        case("adapters.monai.DistanceMapd",
+             monai_adapters.DistanceMapd("label", num_classes=3, spacing_from_meta=True, batched=True),
+             {"label": On(LABEL2, wrap=meta_batch)}),
+        case("adapters.monai.LabelBoundaryd", monai_adapters.LabelBoundaryd("label", num_classes=3, batched=True),
+             DATA2, native={"ball_morphology"}),
+        case("adapters.monai.FillHolesd", monai_adapters.FillHolesd("label", num_classes=3, batched=True), DATA3,
+             reads={"binary fixpoint"}, native={"fill_holes"}, native_reads=()),
+        case("adapters.monai.RandBoundaryJitterd",
+             monai_adapters.RandBoundaryJitterd("label", prob=1.0, num_classes=3, batched=True), DATA2,
+             native={"signed_edt"}),
+        case("adapters.monai.KeepLargestComponentsd",
+             monai_adapters.KeepLargestComponentsd("label", num_classes=3, batched=True), DATA3,
+             reads={"binary fixpoint"}, native={"label"}, native_reads=()),
+        case("adapters.monai.RemoveSmallComponentsd",
+             monai_adapters.RemoveSmallComponentsd("label", min_size=4.0, by_measure=True, num_classes=3, batched=True),
+             {"label": On(LABEL2, wrap=meta_batch)}, reads={"binary fixpoint"}),
+        case("adapters.monai.RandRemoveComponentd",
+             monai_adapters.RandRemoveComponentd("label", prob=1.0, num_classes=3, batched=True), DATA2,
+             reads={"binary fixpoint"}, native={"label"}, native_reads=()),
+        case("adapters.monai.RandHistogramTransferd", monai_adapters.RandHistogramTransferd("image", prob=1.0), DATA2,
+             reads=OT_READS),
+        case("adapters.monai.RandWassersteinMixd",
+             monai_adapters.RandWassersteinMixd("image", "label", prob=1.0, num_classes=3), DATA2,
+             reads={"ot arguments", "ot convergence"}),
+        # MONAI's metric classes: one-hot float masks, spacing given at call time
+        case("adapters.monai.HausdorffDistanceMetric", monai_adapters.HausdorffDistanceMetric(percentile=95),
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), spacing=(2.0, 1.0, 0.5), native={"ball_morphology", "edt"}),
+        case("adapters.monai.SurfaceDistanceMetric", monai_adapters.SurfaceDistanceMetric(distance_metric="taxicab"),
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), native={"ball_morphology", "cdt"}),
+        case("adapters.monai.SurfaceDiceMetric", monai_adapters.SurfaceDiceMetric([1.0, 2.0]),
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), spacing=[(2.0, 1.0, 0.5), (1.0, 1.0, 1.0)],
+             native={"ball_morphology", "edt"}),
+    ]
 
-TV_DATA = {"image": On(IMAGE2, wrap=tv_tensors.Image), "mask": On(LABEL2, wrap=tv_tensors.Mask)}
-TORCHVISION = [
-    case("adapters.torchvision.RandLabelMorphology", tv_adapters.RandLabelMorphology(num_classes=3, p=1.0), TV_DATA),
-    case("adapters.torchvision.RandGreyMorphology", tv_adapters.RandGreyMorphology(p=1.0), TV_DATA),
-    case("adapters.torchvision.DistanceMap", tv_adapters.DistanceMap(signed=True, num_classes=3), TV_DATA),
-    case("adapters.torchvision.LabelBoundary", tv_adapters.LabelBoundary(num_classes=3), TV_DATA),
-    case("adapters.torchvision.FillHoles", tv_adapters.FillHoles(num_classes=3), TV_DATA, reads={"binary fixpoint"}),
-    case("adapters.torchvision.RandBoundaryJitter", tv_adapters.RandBoundaryJitter(num_classes=3, p=1.0), TV_DATA),
-    case("adapters.torchvision.KeepLargestComponents", tv_adapters.KeepLargestComponents(num_classes=3), TV_DATA,
-         reads={"binary fixpoint"}),
-    case("adapters.torchvision.RemoveSmallComponents", tv_adapters.RemoveSmallComponents(num_classes=3), TV_DATA,
-         reads={"binary fixpoint"}),
-    case("adapters.torchvision.RandRemoveComponent", tv_adapters.RandRemoveComponent(num_classes=3, p=1.0), TV_DATA,
-         reads={"binary fixpoint"}),
-    case("adapters.torchvision.RandHistogramTransfer", tv_adapters.RandHistogramTransfer(p=1.0), TV_DATA,
-         reads=OT_READS),
-    case("adapters.torchvision.RandWassersteinMix", tv_adapters.RandWassersteinMix(num_classes=3, p=1.0), TV_DATA,
-         reads={"ot arguments", "ot convergence"}),
-]
+TORCHVISION = []
+if tv_adapters is not None:
+    TV_DATA = {"image": On(IMAGE2, wrap=tv_tensors.Image), "mask": On(LABEL2, wrap=tv_tensors.Mask)}
+    TORCHVISION = [
+        case("adapters.torchvision.RandLabelMorphology", tv_adapters.RandLabelMorphology(num_classes=3, p=1.0), TV_DATA),
+        case("adapters.torchvision.RandGreyMorphology", tv_adapters.RandGreyMorphology(p=1.0), TV_DATA),
+        case("adapters.torchvision.DistanceMap", tv_adapters.DistanceMap(signed=True, num_classes=3), TV_DATA),
+        case("adapters.torchvision.LabelBoundary", tv_adapters.LabelBoundary(num_classes=3), TV_DATA),
+        case("adapters.torchvision.FillHoles", tv_adapters.FillHoles(num_classes=3), TV_DATA, reads={"binary fixpoint"}),
+        case("adapters.torchvision.RandBoundaryJitter", tv_adapters.RandBoundaryJitter(num_classes=3, p=1.0), TV_DATA),
+        case("adapters.torchvision.KeepLargestComponents", tv_adapters.KeepLargestComponents(num_classes=3), TV_DATA,
+             reads={"binary fixpoint"}),
+        case("adapters.torchvision.RemoveSmallComponents", tv_adapters.RemoveSmallComponents(num_classes=3), TV_DATA,
+             reads={"binary fixpoint"}),
+        case("adapters.torchvision.RandRemoveComponent", tv_adapters.RandRemoveComponent(num_classes=3, p=1.0), TV_DATA,
+             reads={"binary fixpoint"}),
+        case("adapters.torchvision.RandHistogramTransfer", tv_adapters.RandHistogramTransfer(p=1.0), TV_DATA,
+             reads=OT_READS),
+        case("adapters.torchvision.RandWassersteinMix", tv_adapters.RandWassersteinMix(num_classes=3, p=1.0), TV_DATA,
+             reads={"ot arguments", "ot convergence"}),
+    ]
 
 #: Per core transform: the Kornia arguments and the expectations (see :class:`Case`).
 KORNIA_CORES = {
@@ -522,19 +552,21 @@ KORNIA_CORES = {
     "RandHistogramTransfer": ({"p": 1.0}, {"reads": OT_READS}),
     "RandWassersteinMix": ({"num_classes": 3, "p": 1.0}, {"reads": {"ot arguments", "ot convergence"}}),
 }
-KORNIA = [
-    case(f"adapters.kornia.{name}{dim}D", kornia_call, getattr(kornia_adapters, f"{name}{dim}D")(**kwargs),
-         On(image), On(label.float()), **expected)
-    for name, (kwargs, expected) in KORNIA_CORES.items()
-    for dim, image, label in ((2, IMAGE2, LABEL2), (3, IMAGE3, LABEL3))
-]
+KORNIA = []
+if kornia_adapters is not None:
+    KORNIA = [
+        case(f"adapters.kornia.{name}{dim}D", kornia_call, getattr(kornia_adapters, f"{name}{dim}D")(**kwargs),
+             On(image), On(label.float()), **expected)
+        for name, (kwargs, expected) in KORNIA_CORES.items()
+        for dim, image, label in ((2, IMAGE2, LABEL2), (3, IMAGE3, LABEL3))
+    ]
 
 CASES = NDIMAGE + FOOTPRINTS + OT + TRANSFORMS + MONAI + TORCHVISION + KORNIA
 
-MODULES = {
-    "ndimage": ndimage, "footprints": footprints, "ot": ot, "transforms": transforms,
-    "adapters.monai": monai_adapters, "adapters.torchvision": tv_adapters, "adapters.kornia": kornia_adapters,
-}
+ADAPTERS = {"adapters.monai": monai_adapters, "adapters.torchvision": tv_adapters,
+            "adapters.kornia": kornia_adapters}
+MODULES = {"ndimage": ndimage, "footprints": footprints, "ot": ot, "transforms": transforms,
+           **{name: module for name, module in ADAPTERS.items() if module is not None}}
 
 
 # --------------------------------------------------------------------------- runs
@@ -607,11 +639,26 @@ def _native_built(kernels) -> bool:
     return all(_ops.built_for(kernel, "cuda") for kernel in kernels)
 
 
+#: Blocking copies found and not yet removed, by public name (FakeTensor cuda runs): strict xfails, so that
+#: removing one fails until its entry goes.
+KNOWN_COPIES = {
+    "footprints.footprints_from_params": "footprints.py: torch.tensor(powers, device=device) copies from pageable "
+                                         "memory (stage it with morphaug._sync.to_device)",
+}
+KNOWN_COPIES["footprints.random_footprints"] = KNOWN_COPIES["transforms.RandGreyMorphology"] = \
+    KNOWN_COPIES["footprints.footprints_from_params"]
+
+
 def _params():
+    for name, module in ADAPTERS.items():
+        if module is None:
+            yield pytest.param(None, "meta", "torch", id=f"missing-{name}",
+                               marks=pytest.mark.skip(reason=f"morphaug.{name} needs a library that is not installed"))
     for c in CASES:
         yield pytest.param(c, "meta", "torch", id=f"meta-torch-{c.id}")
         if not c.meta_only:
-            yield pytest.param(c, "cuda", "torch", id=f"fakecuda-torch-{c.id}")
+            known = [pytest.mark.xfail(reason=KNOWN_COPIES[c.id], strict=True)] if c.id in KNOWN_COPIES else []
+            yield pytest.param(c, "cuda", "torch", id=f"fakecuda-torch-{c.id}", marks=known)
             if c.native:
                 yield pytest.param(c, "cuda", "auto", id=f"fakecuda-auto-{c.id}")
 
@@ -668,3 +715,77 @@ def test_checker_fails_on_planted_defects(planted, message, kind, monkeypatch):
     run = DeviceRun(kind, monkeypatch)
     with pytest.raises(AssertionError, match=message):
         run(planted, On(rand(2, 3)))
+
+
+GREY_EROSION = ndimage.grey_erosion.__wrapped__.__globals__  # the module that runs grey_erosion
+
+
+@pytest.mark.parametrize("kind", ["meta", pytest.param("cuda", id="fakecuda")])
+@pytest.mark.parametrize("plant, message", [
+    pytest.param(lambda input: torch.from_numpy(np.ones(4)).to(input.device), "blocking host-to-device copy",
+                 id="numpy-copied"),
+    pytest.param(lambda input: input.sum().item(), "reads device data back", id="item"),
+])
+def test_a_defect_planted_in_grey_erosion_fails(plant, message, kind, monkeypatch):
+    """The checker sees a blocking copy of host data made by no factory op, and a scalar read, in a public op."""
+    prepare = GREY_EROSION["_prepare"]
+
+    def planted(input, *args):
+        plant(input)
+        return prepare(input, *args)
+
+    run = DeviceRun(kind, monkeypatch)
+    run(ndimage.grey_erosion, On(F2), size=3)  # clean before the plant
+    monkeypatch.setitem(GREY_EROSION, "_prepare", planted)
+    with pytest.raises(AssertionError, match=message):
+        DeviceRun(kind, monkeypatch)(ndimage.grey_erosion, On(F2), size=3)
+
+
+def test_staged_host_elements_are_copied_once_per_device(monkeypatch):
+    """A host element (the default cross) reaches a device without blocking, and once: later calls reuse it."""
+    from morphaug.ndimage import _normalize
+
+    copies = []
+    monkeypatch.setattr(_sync, "to_device", lambda t, d: copies.append(d) or t.to(d, non_blocking=True))
+    monkeypatch.setattr(_normalize, "_DEVICE_COPIES", type(_normalize._DEVICE_COPIES)())
+    x = torch.zeros(1, 1, 5, 5, dtype=torch.bool, device="meta")
+    structure = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 1]])
+    first = _normalize.normalize_element(structure, x, 2, "structure", torch.bool)
+    again = _normalize.normalize_element(structure.copy(), x, 2, "structure", torch.bool)
+    assert again is first and copies == [x.device]
+
+
+def test_recent_elements_are_thread_safe(monkeypatch):
+    """8 threads over more host elements than the cache holds, switching threads every microsecond."""
+    import sys
+    import threading
+
+    from morphaug.ndimage import _elements
+
+    interval = sys.getswitchinterval()
+    structures = [np.random.default_rng(seed).random((3, 3)) < 0.5 for seed in range(3 * _elements._RECENT_COUNT)]
+    for structure in structures:
+        structure[1, 1] = True
+    x = torch.zeros(1, 1, 6, 6, dtype=torch.bool)
+    errors = []
+
+    def work(offset):
+        try:
+            for i in range(len(structures)):
+                structure = structures[(i + offset) % len(structures)]
+                element = _elements.Element.from_argument(structure, x, (0, 1), 0)
+                assert torch.equal(element.host[0, 0], torch.from_numpy(structure))
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(17 * k,)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[:3]
+    assert len(_elements._RECENT) <= _elements._RECENT_COUNT

@@ -117,7 +117,7 @@ import math
 
 import torch
 
-from .. import _ops
+from .. import _ops, _sync
 from .._checks import check_int
 from ._docs import BINARY, filler
 from ._elements import Element
@@ -245,7 +245,7 @@ def _propagate_native(x, element, mask, border):
 
 def _flood_element(element, x):
     """``(weights, offsets)`` of an element for ``_ops.kernels.propagate`` / ``fill_holes``."""
-    weights = element.tensor.flatten(2).index_select(2, element.used.to(element.tensor.device))
+    weights = element.tensor.flatten(2).index_select(2, _sync.to_device(element.used, element.tensor.device))
     return weights.expand(x.shape[0], x.shape[1], len(element.used)), element.offsets.tolist()
 
 

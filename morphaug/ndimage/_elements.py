@@ -11,11 +11,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import threading
+from collections import OrderedDict
 
 import numpy as np
 import torch
 
-from ._normalize import normalize_element, normalize_origin, validate_origin
+from .. import _sync
+from ._normalize import device_element, normalize_element, normalize_origin, stream_key, validate_origin
 from ._structure import generate_binary_structure
 
 __all__ = ["Element", "Filter"]
@@ -50,13 +53,15 @@ class Filter:
         return self.host is not None and self.host.shape[0] * self.host.shape[1] == 1
 
 
-#: The elements of the last calls on CPU tensors, by content: a pipeline calls with
-#: the same few elements, and describing one (its kind, its offsets) costs more
-#: than a small input's whole op. Elements of more than ``_RECENT_SIZE``
-#: positions are not kept.
-_RECENT: dict = {}
+#: The elements of the last calls given on the host, by content and by the input's device
+#: and stream (:func:`stream_key`): a pipeline calls with the same few elements, and
+#: describing one (its kind, its offsets) costs more than a small input's whole op, copying
+#: it to an accelerator a host sync. Elements of more than ``_RECENT_SIZE`` positions are
+#: not kept. Threads share it under ``_RECENT_LOCK``.
+_RECENT: OrderedDict = OrderedDict()
 _RECENT_COUNT = 64
 _RECENT_SIZE = 4096
+_RECENT_LOCK = threading.Lock()
 
 
 @functools.cache
@@ -117,16 +122,21 @@ class Element:
         host = normalize_element(structure, stand_in, n_axes, name, torch.bool)
         origin = normalize_origin(origin, n_axes, origin_name)
         rank = input.ndim - 2
-        if host.numel() > _RECENT_SIZE or input.device.type != "cpu" or type(input) is not torch.Tensor:
-            return cls(host.to(input.device), host, axes, origin, rank, origin_name)
-        key = (host.shape, host.numpy().tobytes(), tuple(axes), tuple(origin), rank, origin_name)
-        element = _RECENT.pop(key, None)
-        if element is None:
-            host = host.clone()  # kept: not the caller's tensor, which may change
-            element = cls(host, host, axes, origin, rank, origin_name)
-        _RECENT[key] = element  # the most recent last
-        while len(_RECENT) > _RECENT_COUNT:  # another thread may drop the same oldest key
-            _RECENT.pop(next(iter(_RECENT), None), None)
+        if host.numel() > _RECENT_SIZE or type(input) is not torch.Tensor:  # not kept, nor a tracing mode's
+            return cls(device_element(host, input.device), host, axes, origin, rank, origin_name)
+        key = (host.shape, host.numpy().tobytes(), tuple(axes), tuple(origin), rank, origin_name,
+               str(input.device), stream_key(input.device))
+        with _RECENT_LOCK:
+            element = _RECENT.get(key)
+            if element is not None:
+                _RECENT.move_to_end(key)  # the most recent last
+                return element
+        host = host.clone()  # kept: not the caller's tensor, which may change
+        element = cls(device_element(host, input.device), host, axes, origin, rank, origin_name)
+        with _RECENT_LOCK:
+            element = _RECENT.setdefault(key, element)  # another thread's, if it came first
+            while len(_RECENT) > _RECENT_COUNT:
+                _RECENT.popitem(last=False)
         return element
 
     def reflected(self) -> Element:
@@ -214,7 +224,7 @@ class Element:
             held = host.flatten(0, 1).flatten(1)
             flat = held.any(0).nonzero().flatten()
             shared = held[:, flat].all(0).tolist()
-            index = flat.to(tensor.device)
+            index = _sync.to_device(flat, tensor.device)
         weights = tensor.flatten(2).index_select(2, index)
         lead = tensor.shape[:2]
         return [(tuple(offset), None if every else weights[:, :, i].view(*lead, *ones))

@@ -233,7 +233,7 @@ def _regions(input: torch.Tensor, labels, index) -> _Regions:
     values, found = _index_keys(index, labels.dtype, input.device)
     shape = batch + tuple(values.shape)
     span = _span(values, found, math.prod(input.shape[2:]))
-    values, found = values.flatten().to(input.device), found.flatten().to(input.device)
+    values, found = _sync.to_device(values.flatten(), input.device), _sync.to_device(found.flatten(), input.device)
     if span is not None:  # columns: the labels below, low .. high, above, none
         low, high = span
         bits = torch.iinfo(keys.dtype)  # a bound beyond the dtype: no label lies there

@@ -11,7 +11,8 @@ Conventions (see ``morphaug.ndimage`` module docstring):
 * A structuring element (``structure``, ``footprint``, ``mask`` of elements)
   has ``len(axes)`` trailing dimensions and is shared ``(*k)``, per sample
   ``(B, *k)`` or per sample and channel ``(B, C, *k)``: the rank difference
-  decides. It is returned as a ``(B|1, C|1, *k)`` tensor on the input's device.
+  decides. It is returned as a ``(B|1, C|1, *k)`` tensor on the input's device,
+  copied there without blocking the host when given on the host.
 * Tensor arguments are dense (strided): a sparse layout or a nested tensor is
   a ``TypeError`` naming the argument. A tensor that receives a result
   (``output=``, ``distances=``, ``indices=``) must not have elements sharing
@@ -21,6 +22,8 @@ Conventions (see ``morphaug.ndimage`` module docstring):
 from __future__ import annotations
 
 import operator
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -215,7 +218,8 @@ def host_tensor(value) -> torch.Tensor:
         return torch.as_tensor(array.copy())
 
 
-def _as_tensor(value, name: str, device: torch.device) -> torch.Tensor:
+def _as_tensor(value, name: str) -> torch.Tensor:
+    """``value`` as a tensor where it is (array-likes on the host)."""
     if isinstance(value, torch.Tensor):
         tensor = check_dense(value, name)
     else:
@@ -225,7 +229,49 @@ def _as_tensor(value, name: str, device: torch.device) -> torch.Tensor:
             raise TypeError(f"{name} must be array-like, got {type(value).__name__}") from error
     if tensor.is_complex():
         raise TypeError(f"{name} must be real, got complex dtype {tensor.dtype}")
-    return tensor.to(device)
+    return tensor
+
+
+#: Small host elements on accelerators, by device, stream and content: a pipeline calls with
+#: the same few (the default cross among them), and each is copied to a device once, not on
+#: every call. Keyed by the stream too, so that a copy is only read on the stream it was
+#: queued on (and freed in that stream's order). Elements of more than
+#: ``_DEVICE_COPIES_SIZE`` values are staged on every call.
+_DEVICE_COPIES: OrderedDict = OrderedDict()
+_DEVICE_COPIES_COUNT = 64
+_DEVICE_COPIES_SIZE = 4096
+_DEVICE_COPIES_LOCK = threading.Lock()
+
+
+def stream_key(device: torch.device):
+    """What identifies the current stream of ``device`` (None where streams do not matter)."""
+    if device.type == "cuda" and torch.cuda.is_available():
+        return torch.cuda.current_stream(device).cuda_stream
+    return None
+
+
+def device_element(host: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A normalised host element on ``device`` (``host`` itself on the CPU), never modified:
+    copied without blocking (:func:`morphaug._sync.to_device`), once per device and stream
+    for small elements (:data:`_DEVICE_COPIES`)."""
+    if device.type == "cpu":
+        return host
+    key = None
+    if host.numel() <= _DEVICE_COPIES_SIZE and type(host) is torch.Tensor:
+        content = host.contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+        key = (str(device), stream_key(device), host.dtype, tuple(host.shape), content)
+        with _DEVICE_COPIES_LOCK:
+            tensor = _DEVICE_COPIES.get(key)
+            if tensor is not None:
+                _DEVICE_COPIES.move_to_end(key)
+                return tensor
+    tensor = _sync.to_device(host, device)
+    if key is not None and type(tensor) is torch.Tensor:  # not a FakeTensor of a tracing mode
+        with _DEVICE_COPIES_LOCK:
+            _DEVICE_COPIES[key] = tensor
+            while len(_DEVICE_COPIES) > _DEVICE_COPIES_COUNT:
+                _DEVICE_COPIES.popitem(last=False)
+    return tensor
 
 
 def normalize_element(element, input: torch.Tensor, n_axes: int, name: str,
@@ -234,8 +280,12 @@ def normalize_element(element, input: torch.Tensor, n_axes: int, name: str,
 
     ``element`` has ``n_axes`` trailing dimensions and 0, 1 or 2 leading ones:
     shared ``(*k)``, per sample ``(B, *k)``, per sample and channel ``(B, C, *k)``.
+    A host element is normalised on the host and then copied (:func:`device_element`);
+    one given on the input's device stays there.
     """
-    tensor = _as_tensor(element, name, input.device)
+    tensor = _as_tensor(element, name)
+    if tensor.device.type != "cpu":
+        tensor = tensor.to(input.device)
     extra = tensor.ndim - n_axes
     batch, channels = input.shape[0], input.shape[1]
     if extra not in (0, 1, 2):
@@ -264,23 +314,24 @@ def normalize_element(element, input: torch.Tensor, n_axes: int, name: str,
             raise ValueError(f"{name} must not contain NaN")
         tensor = tensor.to(dtype)
     if extra == 0:
-        return tensor.view(1, 1, *tensor.shape)
-    return tensor.unsqueeze(1) if extra == 1 else tensor
+        tensor = tensor.view(1, 1, *tensor.shape)
+    elif extra == 1:
+        tensor = tensor.unsqueeze(1)
+    return device_element(tensor, input.device) if tensor.device.type == "cpu" else tensor
 
 
 def normalize_mask(mask, input: torch.Tensor, name: str = "mask") -> torch.Tensor | None:
     """A boolean mask broadcastable to ``input`` (same shape, or ``(*spatial)``)."""
     if mask is None:
         return None
-    tensor = _as_tensor(mask, name, input.device)
-    if tuple(tensor.shape) == tuple(input.shape):
-        return foreground(tensor)
-    if tuple(tensor.shape) == tuple(input.shape[2:]):
-        return foreground(tensor).expand(input.shape)
-    raise ValueError(
-        f"{name} must have the input's shape {tuple(input.shape)} or its spatial "
-        f"shape {tuple(input.shape[2:])}, got {tuple(tensor.shape)}"
-    )
+    tensor = _as_tensor(mask, name)
+    if tuple(tensor.shape) not in (tuple(input.shape), tuple(input.shape[2:])):
+        raise ValueError(
+            f"{name} must have the input's shape {tuple(input.shape)} or its spatial "
+            f"shape {tuple(input.shape[2:])}, got {tuple(tensor.shape)}"
+        )
+    tensor = _sync.to_device(foreground(tensor), input.device)
+    return tensor if tensor.shape == input.shape else tensor.expand(input.shape)
 
 
 def check_output(output, input: torch.Tensor, name: str = "output",

@@ -294,8 +294,8 @@ class _Components:
         self.outside = n + 1
         dtype = torch.int32 if n + 1 < 2 ** 31 else torch.int64
         self.table = torch.empty(n + 2, dtype=dtype, device=x.device)
-        self.table[0] = 0
-        self.table[-1] = self.outside
+        self.table[:1].fill_(0)  # fills: assigning a Python number copies it from the host, a sync
+        self.table[-1:].fill_(self.outside)
         self.labels = self.table[1:-1].view(x.shape)
         torch.arange(1, n + 1, out=self.table[1:-1])
         rows = max(1, _CHUNK_VOXELS * x.shape[2] // max(n, 1))
