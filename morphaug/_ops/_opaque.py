@@ -23,6 +23,11 @@ arguments) -> Tensor[]``:
 ``inductor``, ``aot_eager`` and ``eager`` compile such calls with
 ``fullgraph=True``. The op's fake kernel takes the results' shapes and
 dtypes from the function's :class:`Results`.
+
+Both ops are tagged ``torch.Tag.cudagraph_unsafe``: the eager function may read
+the device (the reads of ``morphaug._sync.READS``), stage host elements in
+pinned memory or choose its work from host values, none of which a CUDA graph
+replays; ``torch.compile(mode="reduce-overhead")`` runs them outside its graphs.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ import torch
 __all__ = ["Results", "opaque_under_compile", "one_result", "distances"]
 
 _NAMESPACE = "morphaug_opaque"
+#: What each op is: not capturable by a CUDA graph (module docstring).
+_TAGS = (torch.Tag.cudagraph_unsafe,)
 _TENSOR, _DTYPE, _FLOAT = "<tensor>", "<dtype>", "<float>"
 
 
@@ -163,7 +170,7 @@ def _define(function: Callable, results: Results):
                     if isinstance(t, torch.Tensor) and not any(t is f for f in fresh.values())]
         return list(fresh.values()) + returned
 
-    op = torch.library.custom_op(f"{_NAMESPACE}::{function.__name__}", run, mutates_args=(),
+    op = torch.library.custom_op(f"{_NAMESPACE}::{function.__name__}", run, mutates_args=(), tags=_TAGS,
                                  schema="(Tensor[] tensors, str arguments) -> Tensor[]")
 
     @op.register_fake
@@ -188,7 +195,7 @@ def _define(function: Callable, results: Results):
         return [torch.zeros_like(t) if g is None else g for t, g in zip(wanted, found)]
 
     gradients_op = torch.library.custom_op(
-        f"{_NAMESPACE}::{function.__name__}_backward", gradients, mutates_args=(),
+        f"{_NAMESPACE}::{function.__name__}_backward", gradients, mutates_args=(), tags=_TAGS,
         schema="(Tensor[] tensors, str arguments, Tensor?[] grads) -> Tensor[]")
     gradients_op.register_fake(
         lambda tensors, literal, grads: [torch.empty_like(t) for t in tensors if t.is_floating_point()])
