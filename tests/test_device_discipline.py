@@ -789,3 +789,33 @@ def test_recent_elements_are_thread_safe(monkeypatch):
         sys.setswitchinterval(interval)
     assert not errors, errors[:3]
     assert len(_elements._RECENT) <= _elements._RECENT_COUNT
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: ndimage.binary_fill_holes(x), id="binary_fill_holes"),
+    pytest.param(lambda x: ndimage.grey_erosion(x.float(), footprint=CROSS2), id="grey_erosion"),
+    pytest.param(lambda x: ndimage.label(x)[0], id="label"),
+])
+def test_compiled_calls_stay_out_of_cuda_graphs(fn):
+    """Under torch.compile each call is one opaque op that may read the host or stage memory: tagged
+    cudagraph_unsafe, so that mode="reduce-overhead" (CUDA graphs) runs it outside its graphs."""
+    from torch._inductor.utils import get_first_incompatible_cudagraph_node
+
+    graphs = []
+
+    def backend(gm, inputs):
+        graphs.append(gm)
+        return gm
+
+    torch.compile(fn, backend=backend, fullgraph=True)(mask(2, 1, 6, 7))
+    opaque = [node for node in graphs[0].graph.nodes if node.op == "call_function"
+              and str(node.target).startswith("morphaug_opaque.")]
+    assert opaque and all(torch.Tag.cudagraph_unsafe in node.target.tags for node in opaque)
+    assert get_first_incompatible_cudagraph_node(graphs[0]) in opaque
+
+
+@pytest.mark.parametrize("kernel", ["propagate", "fill_holes"])
+def test_native_ops_that_read_the_host_are_cudagraph_unsafe(kernel):
+    if not _ops.load_native()[0]:
+        pytest.skip("morphaug._C is not built")
+    assert torch.Tag.cudagraph_unsafe in getattr(torch.ops.morphaug, kernel).default.tags
