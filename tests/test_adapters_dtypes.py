@@ -11,9 +11,9 @@ import torch
 
 from morphaug import transforms as core
 
-monai_adapters = pytest.importorskip("morphaug.adapters.monai")
-tv_adapters = pytest.importorskip("morphaug.adapters.torchvision")
-kornia_adapters = pytest.importorskip("morphaug.adapters.kornia")
+monai_adapters = pytest.importorskip("morphaug.adapters.monai", exc_type=ImportError)
+tv_adapters = pytest.importorskip("morphaug.adapters.torchvision", exc_type=ImportError)
+kornia_adapters = pytest.importorskip("morphaug.adapters.kornia", exc_type=ImportError)
 from kornia import augmentation as K  # noqa: E402
 from monai.data import MetaTensor  # noqa: E402
 from torchvision import tv_tensors  # noqa: E402

@@ -17,10 +17,10 @@ import torch
 
 from morphaug import transforms as core
 
-monai_adapters = pytest.importorskip("morphaug.adapters.monai")
+monai_adapters = pytest.importorskip("morphaug.adapters.monai", exc_type=ImportError)
 monai_metrics = pytest.importorskip("monai.metrics")
-tv_adapters = pytest.importorskip("morphaug.adapters.torchvision")
-kornia_adapters = pytest.importorskip("morphaug.adapters.kornia")
+tv_adapters = pytest.importorskip("morphaug.adapters.torchvision", exc_type=ImportError)
+kornia_adapters = pytest.importorskip("morphaug.adapters.kornia", exc_type=ImportError)
 
 #: per framework: core parameters it supplies itself, its spelling of ``prob``, its own parameters (default)
 FRAMEWORKS = {

@@ -26,7 +26,12 @@ from test_device_discipline import DeviceRun, On
 from morphaug import _ops, metrics, ndimage
 from morphaug.metrics import _surface
 
-monai_metrics = pytest.importorskip("monai.metrics")
+try:
+    import monai.metrics as monai_metrics
+    from morphaug.adapters import monai as monai_adapters
+except ImportError:  # the tests that compare with MONAI are skipped
+    monai_metrics = monai_adapters = None
+needs_monai = pytest.mark.skipif(monai_metrics is None, reason="MONAI is not installed")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = [(3, 2, 17, 19), (2, 3, 9, 11, 10)]
@@ -67,6 +72,7 @@ CASES = [pytest.param(seed, shape, spacing, metric, id=f"{len(shape) - 2}d-{seed
          + [("chessboard", None), ("taxicab", None)]]
 
 
+@needs_monai
 @pytest.mark.parametrize("seed, shape, spacing, metric", CASES)
 @pytest.mark.parametrize("percentile, directed", [(None, False), (None, True), (95, False), (37.5, True), (100, False)])
 def test_hausdorff_distance_matches_monai(seed, shape, spacing, metric, percentile, directed):
@@ -77,6 +83,7 @@ def test_hausdorff_distance_matches_monai(seed, shape, spacing, metric, percenti
     assert_matches(ours, theirs, exact=metric != "euclidean")
 
 
+@needs_monai
 @pytest.mark.parametrize("seed, shape, spacing, metric", CASES)
 @pytest.mark.parametrize("symmetric", [False, True])
 def test_average_surface_distance_matches_monai(seed, shape, spacing, metric, symmetric):
@@ -87,6 +94,7 @@ def test_average_surface_distance_matches_monai(seed, shape, spacing, metric, sy
     assert_matches(ours, theirs, exact=metric != "euclidean")
 
 
+@needs_monai
 @pytest.mark.parametrize("seed, shape, spacing, metric", CASES)
 @pytest.mark.parametrize("tolerance", ["scalar", "per channel"])
 def test_normalized_surface_dice_matches_monai(seed, shape, spacing, metric, tolerance):
@@ -116,6 +124,7 @@ def assert_three_match(ours, theirs, metric):
         assert_matches(found, expected, exact)
 
 
+@needs_monai
 @pytest.mark.parametrize("seed, shape, spacing, metric", CASES)
 @pytest.mark.parametrize("percentile", [None, 95])
 def test_surface_distance_metrics_are_the_three_functions_and_monai_s(seed, shape, spacing, metric, percentile):
@@ -145,6 +154,7 @@ def boxed_masks(seed: int, shape) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(masks[0]), torch.from_numpy(masks[1])
 
 
+@needs_monai
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2 ** 32 - 1), rank=st.sampled_from([2, 3]), batch=st.integers(1, 3),
        channels=st.integers(1, 2), side=st.integers(1, 11), anisotropic=st.booleans(),
@@ -160,6 +170,7 @@ def test_masks_in_random_boxes_match_monai(seed, rank, batch, channels, side, an
     assert_three_match(ours, monai_three(pred, ref, tolerance, percentile, spacing, metric), metric)
 
 
+@needs_monai
 def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
     """Without the native search, two boxes of similar volume share a window of the larger's sides,
     moved back into the volume for the box at the far end; an empty slice has its own one-voxel
@@ -226,6 +237,7 @@ def test_empty_batches_give_results_of_their_shape(shape):
     assert metrics.hausdorff_distance(nothing, nothing, directed=True).shape == shape[:2]
 
 
+@needs_monai
 def test_percentile_0_is_the_smallest_distance_where_monai_s_is_the_largest():
     ref = torch.zeros(1, 1, 9, 9, dtype=torch.bool)
     ref[..., 2:7, 2:7] = True
@@ -563,7 +575,6 @@ def test_benchmark_without_monai_times_the_fused_call_against_the_three_function
 
 
 # ------------------------------------------------------------------ MONAI adapters
-monai_adapters = pytest.importorskip("morphaug.adapters.monai")
 
 
 def one_hot(seed: int, shape, classes: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
@@ -593,6 +604,7 @@ METRIC_ARGS = [
 SPACINGS_AT_CALL = [None, 1.5, (0.5, 2.0, 1.25), [(0.5, 2.0, 1.25), (1.0, 1.0, 3.0), (0.5, 2.0, 1.25)]]
 
 
+@needs_monai
 @pytest.mark.parametrize("name, kwargs", METRIC_ARGS, ids=[f"{n}-{sorted(k)}" for n, k in METRIC_ARGS])
 def test_adapted_classes_accumulate_and_aggregate_as_monai_s(name, kwargs):
     ours, theirs = getattr(monai_adapters, name)(**kwargs), getattr(monai_metrics, name)(**kwargs)
@@ -612,6 +624,7 @@ def test_adapted_classes_accumulate_and_aggregate_as_monai_s(name, kwargs):
     assert ours.get_buffer() is None
 
 
+@needs_monai
 def test_adapted_classes_take_lists_and_meta_tensors_and_stay_on_the_device():
     from monai.data import MetaTensor
 
@@ -624,6 +637,7 @@ def test_adapted_classes_take_lists_and_meta_tensors_and_stay_on_the_device():
     assert_matches(found, expected, exact=True)
 
 
+@needs_monai
 def test_adapted_classes_check_their_own_arguments():
     pred, ref = one_hot(8, (2, 9, 10))
     with pytest.raises(ValueError, match="^class_thresholds must be a list of finite numbers >= 0"):
@@ -638,6 +652,7 @@ def test_adapted_classes_check_their_own_arguments():
         monai_adapters.HausdorffDistanceMetric()(pred * 0.5, ref)
 
 
+@needs_monai
 @pytest.mark.parametrize("kind", ["meta", "cuda"])
 @pytest.mark.parametrize("name, kwargs", METRIC_ARGS[:-1], ids=[f"{n}-{sorted(k)}" for n, k in METRIC_ARGS[:-1]])
 def test_adapted_classes_read_nothing_back(name, kwargs, kind, monkeypatch):
@@ -650,6 +665,7 @@ def test_adapted_classes_read_nothing_back(name, kwargs, kind, monkeypatch):
     assert out.device == run.device and run.reads == []
 
 
+@needs_monai
 def test_adapter_docstring_examples():
     import doctest
 
