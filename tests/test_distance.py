@@ -168,8 +168,10 @@ def test_edt_without_background_measures_to_minus_one_zero():
     assert (inds[0, 0, 0] == -1).all() and (inds[1, 0, 0] == 0).all()
 
 
-def test_edt_chunking_bounds_memory(monkeypatch):
-    """A 64^3 volume in blocks of at most 2^15 candidates: never O(N^2) intermediates."""
+@pytest.mark.parametrize("short_line", [64, 1])
+def test_edt_chunking_bounds_memory(monkeypatch, short_line):
+    """A 64^3 volume in blocks of at most 2^15 candidates (plus one line), every pair at once
+    or by levels: never O(N^2) intermediates."""
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")  # the chunking is the torch backend's
     rng = np.random.default_rng(4)
     x = torch.from_numpy(rng.random((1, 1, 64, 64, 64)) < 0.999)
@@ -177,29 +179,38 @@ def test_edt_chunking_bounds_memory(monkeypatch):
 
     budget = 1 << 15
     largest = []
-    block = torch_distance._min_plus_block
+    first_argmin = torch_distance._first_argmin
 
-    def recording_block(g, weights, want_arg):
-        largest.append(g.shape[0] * weights.shape[0] * g.shape[1])
-        return block(g, weights, want_arg)
+    def recording(g, cost):
+        n = g.shape[1]
+        largest.append(g.numel() * (n if n <= short_line else 2))
+        return first_argmin(g, cost)
 
-    monkeypatch.setattr(torch_distance, "_CHUNK_ELEMENTS", budget)
-    monkeypatch.setattr(torch_distance, "_min_plus_block", recording_block)
+    monkeypatch.setattr(torch_distance, "_ENVELOPE_BLOCK", budget)
+    monkeypatch.setattr(torch_distance, "_SHORT_LINE", short_line)
+    monkeypatch.setattr(torch_distance, "_first_argmin", recording)
     dist, inds = distance_transform_edt(x, return_indices=True)
     assert max(largest) <= budget and len(largest) > 1
     np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
     assert_equal(inds.numpy(), expected_i, "indices")
 
 
-def test_edt_blocks_along_lines(monkeypatch):
-    """Lines longer than the block budget allows are split along the output positions too."""
+@pytest.mark.parametrize("short_line", [64, 1])
+def test_edt_blocks_along_lines(monkeypatch, short_line):
+    """Lines longer than the block budget allows are split along the candidates too."""
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     rng = np.random.default_rng(5)
     x = torch.from_numpy(rng.random((2, 3, 9, 70)) < 0.9)
-    monkeypatch.setattr(torch_distance, "_CHUNK_ELEMENTS", 100)
+    monkeypatch.setattr(torch_distance, "_ENVELOPE_BLOCK", 100)
+    monkeypatch.setattr(torch_distance, "_SHORT_LINE", short_line)
     dist, inds = distance_transform_edt(x, sampling=[1.5, 0.5], return_indices=True)
     expected_d, _ = reference(ndi.distance_transform_edt, x, sampling=[1.5, 0.5])
     np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
     np.testing.assert_allclose(feature_distances(inds.numpy(), [1.5, 0.5]), expected_d, rtol=1e-6)
+    exact_d, exact_i = distance_transform_edt(x, return_indices=True)
+    expected_d, expected_i = reference(ndi.distance_transform_edt, x)
+    np.testing.assert_allclose(exact_d.numpy(), expected_d, rtol=1e-6, atol=0)
+    assert_equal(exact_i.numpy(), expected_i, "indices")
 
 
 # --------------------------------------------------------------------------

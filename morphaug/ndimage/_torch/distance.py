@@ -8,11 +8,17 @@ asked, SciPy's feature transform as int32 ``(S, B, C, *spatial)`` indices.
 Algorithms and cost (torch backend)
 -----------------------------------
 * EDT is separable: the nearest background along axis 0 by two cumulative
-  sweeps, then per axis ``d`` the exact min-plus product
-  ``g'(i) = min_j g(j) + (s_d (i - j))^2`` over each line, in blocks of at
-  most ``_CHUNK_ELEMENTS`` candidates (work ``O(N * n_d)`` per axis, memory
-  ``O(N)`` plus one block).
-* CDT replays SciPy's two raster passes (``NI_DistanceTransformOnePass``),
+  sweeps, then per axis ``d`` the exact ``g'(i) = min_j g(j) + (s_d (i - j))^2``
+  over each line. Its first argmin never decreases with ``i``, so lines
+  longer than ``_SHORT_LINE`` take a divide and conquer by levels
+  (:func:`_first_argmin`): ``log2 n_d`` steps, work ``O(N log n_d)``;
+  shorter lines compare every pair at once (work ``O(N n_d)``). Memory
+  ``O(N)`` plus one block of at most about ``_ENVELOPE_BLOCK`` candidates
+  (a line at least).
+* CDT with the chessboard metric and no indices: the exact L-infinity
+  distance (SciPy's two passes compute it), separable in the same way, with
+  ``min_j max(g(j), |i - j|)`` along the axes after the first.
+* Any other CDT replays SciPy's two raster passes (``NI_DistanceTransformOnePass``),
   values and features alike, in one of two ways (the results are the same):
 
   - Sweeps along the axes, for the taxicab and chessboard neighbourhoods (see
@@ -48,8 +54,12 @@ import torch.nn.functional as F
 __all__ = ["bf", "cdt", "edt", "taxicab_neighbourhood"]
 
 
-#: Most elements of one block of candidate distances (EDT min-plus, BF pairs).
+#: Most elements of one block of candidate distances (BF pairs).
 _CHUNK_ELEMENTS = 1 << 24
+#: Longest lines whose separable steps compare every pair of voxels at once.
+_SHORT_LINE = 64
+#: Most candidates of one block of a separable step (EDT, chessboard CDT; about 40 bytes each).
+_ENVELOPE_BLOCK = 1 << 21
 
 
 def _unravel(flat: torch.Tensor, shape) -> torch.Tensor:
@@ -94,7 +104,8 @@ def edt(mask: torch.Tensor, sampling, want_indices: bool, dtype: torch.dtype):
     squared, nearest = _nearest_on_axis0(mask, scale[0], work, inf)
     feats = [nearest] if want_indices else []
     for axis in range(1, rank):
-        squared, feats = _min_plus_axis(squared, feats, axis, scale[axis], work, inf)
+        cost = (lambda value, step, s=scale[axis]: value + _scaled_square(step, s, work))
+        squared, feats = _separable_axis(squared, feats, axis, cost, inf)
 
     # A slice without background: SciPy leaves the features at (-1, 0, ..., 0)
     # and measures the distances to that index.
@@ -139,49 +150,105 @@ def _nearest_on_axis0(mask, scale, work, inf):
     return squared.movedim(-1, 2), nearest.movedim(-1, 2)
 
 
-def _min_plus_axis(squared, feats, axis, scale, work, inf):
-    """One separable EDT step along spatial ``axis``: ``min_j g(j) + (s (i - j))^2``.
+def _separable_axis(values, feats, axis, cost, inf):
+    """One separable step along spatial ``axis``: ``min_j cost(g(j), i - j)`` (see
+    :func:`_first_argmin`), integer results clamped to ``inf``.
 
     ``feats`` holds the feature coordinates of the axes before ``axis``;
     they are gathered from the winning ``j`` (the first minimum: a tie goes
     to the lower index, as in SciPy) and ``j`` becomes coordinate ``axis``.
+    Lines go by blocks of about ``_ENVELOPE_BLOCK`` candidates (one line at least).
     """
     dim = axis + 2
-    moved = squared.movedim(dim, -1)
+    moved = values.movedim(dim, -1)
     shape = moved.shape
     n = shape[-1]
     g = moved.reshape(-1, n)
-    lines = g.shape[0]
-    pos = torch.arange(n, device=g.device)
-    weights = _scaled_square(pos[:, None] - pos[None, :], scale, work)
-    old = [f.movedim(dim, -1).reshape(-1, n) for f in feats]
-
-    out = torch.empty_like(g)
-    new = [torch.empty_like(g, dtype=torch.int32) for _ in range(len(feats) + 1)] if feats else []
-    block_i = max(1, min(n, _CHUNK_ELEMENTS // max(n, 1)))
-    block_l = max(1, _CHUNK_ELEMENTS // max(block_i * n, 1))
-    for l0 in range(0, lines, block_l):
-        l1 = min(lines, l0 + block_l)
-        for i0 in range(0, n, block_i):
-            i1 = min(n, i0 + block_i)
-            value, arg = _min_plus_block(g[l0:l1], weights[i0:i1], bool(feats))
-            out[l0:l1, i0:i1] = value
-            if feats:
-                for f_old, f_new in zip(old, new):
-                    f_new[l0:l1, i0:i1] = f_old[l0:l1].gather(1, arg)
-                new[-1][l0:l1, i0:i1] = arg
-    if not work.is_floating_point:
+    arg = torch.empty(g.shape, dtype=torch.int64, device=g.device)
+    block = max(1, _ENVELOPE_BLOCK // (n * n if n <= _SHORT_LINE else 2 * n))
+    for l0 in range(0, g.shape[0], block):
+        arg[l0:l0 + block] = _first_argmin(g[l0:l0 + block], cost)
+    out = cost(g.gather(1, arg), torch.arange(n, device=g.device) - arg)
+    if not out.is_floating_point():
         out.clamp_(max=inf)
+    new = []
+    if feats:
+        new = [f.movedim(dim, -1).reshape(-1, n).gather(1, arg) for f in feats] + [arg.to(torch.int32)]
     out = out.reshape(shape).movedim(-1, dim)
     return out, [f.reshape(shape).movedim(-1, dim) for f in new]
 
 
-def _min_plus_block(g: torch.Tensor, weights: torch.Tensor, want_arg: bool):
-    """``min_j g[l, j] + weights[i, j]`` for a block ``(L, n) x (I, n)``; first argmin."""
-    candidates = g[:, None, :] + weights[None]
-    if want_arg:
-        return _first_min(candidates)
-    return candidates.amin(-1), None
+def _first_argmin(g: torch.Tensor, cost) -> torch.Tensor:
+    """The first ``j`` minimising ``cost(g[l, j], i - j)``: int64 ``(L, n)`` for ``g (L, n)``.
+
+    ``cost`` is ``g[j] + (s (i - j))^2`` (the EDT) or ``max(g[j], |i - j|)``
+    (the chessboard distance), in exact arithmetic (or rounded once, for the
+    EDT with sampling). The first argmin ``a(i)`` of either never decreases
+    with ``i`` (the first matrix is Monge, also without the columns where
+    ``g`` is infinite; the second is a maximum with a 1-Lipschitz function
+    of ``i``): divide and conquer, by levels, for lines longer than
+    ``_SHORT_LINE`` (shorter ones take every candidate at once). Level ``s`` (powers of two,
+    largest first) finds ``a(i)`` for the rows ``i + 1 = s, 3s, 5s, ...``
+    between those of the levels before, ``a(i - s) <= a(i) <= a(i + s)``.
+    The candidate ranges of one level overlap only at their ends: fewer than
+    ``n + n / s`` candidates per line and level, ``log2 n`` levels.
+    """
+    lines, n = g.shape
+    device = g.device
+    if n <= _SHORT_LINE:  # every candidate at once: cheaper than the levels' bookkeeping
+        step = torch.arange(n, device=device)
+        return cost(g[:, None, :], step[:, None] - step).argmin(-1)  # the first minimum
+    # known[:, m] = a(m - 1); column 0 is the lower bound 0 of the row before the line
+    known = torch.zeros((lines, n + 1), dtype=torch.int64, device=device)
+    last = torch.full((lines, 1), n - 1, dtype=torch.int64, device=device)  # bound of the row after it
+    level = 1 << (n.bit_length() - 1)
+    while level:
+        rows = torch.arange(level, n + 1, 2 * level, device=device)  # m = i + 1
+        lo = known[:, rows - level]
+        hi = torch.where(rows + level <= n, known[:, (rows + level).clamp(max=n)], last)
+        known[:, rows] = _ranged_first_argmin(g, rows - 1, lo, hi, cost)
+        level //= 2
+    return known[:, 1:]
+
+
+def _ranged_first_argmin(g, rows, lo, hi, cost):
+    """Per line ``l`` and query ``q``, the first ``j`` in ``lo[l, q] .. hi[l, q]`` minimising
+    ``cost(g[l, j], rows[q] - j)``, where the ranges of a line follow each other and
+    overlap at their ends at most: the candidates as one flat list per line, in chunks."""
+    lines, n = g.shape
+    count = hi - lo + 1
+    start = count.cumsum(1) - count  # each query's first position in its line's list
+    length = (start[:, -1:] + count[:, -1:])
+    first_j = lo - start  # j = first_j[q] + p at position p of query q
+    row_j = rows - first_j  # i - j = row_j[q] - p
+    total = n - 1 + rows.numel()  # the most candidates a line can have
+    chunk = max(1, _ENVELOPE_BLOCK // lines)
+    spans = [(p0, min(total, p0 + chunk)) for p0 in range(0, total, chunk)]
+
+    def candidates(p0, p1):
+        """Positions ``p0 .. p1`` of the lists: their query, ``j`` (the last voxel past the
+        end of a list), whether they are in the list, and their value."""
+        # the query of each position: those starting at p0 or before, then one more at each start
+        starts = torch.zeros((lines, p1 - p0), dtype=torch.int64, device=g.device)
+        starts.scatter_add_(1, (start - p0).clamp(0, p1 - p0 - 1), ((start > p0) & (start < p1)).long())
+        query = starts.cumsum_(1).add_((start <= p0).sum(1, keepdim=True) - 1)
+        p = torch.arange(p0, p1, device=g.device)
+        j = first_j.gather(1, query).add_(p).clamp_(max=n - 1)
+        value = cost(g.gather(1, j), row_j.gather(1, query).sub_(p))
+        return query, j, p < length, value
+
+    worst = math.inf if g.is_floating_point() else torch.iinfo(g.dtype).max
+    best = torch.full(lo.shape, worst, dtype=g.dtype, device=g.device)
+    first = torch.full(lo.shape, n, dtype=torch.int64, device=g.device)
+    kept = candidates(*spans[0]) if len(spans) == 1 else None  # else each chunk is computed twice
+    for span in spans:
+        query, _, inside, value = kept or candidates(*span)
+        best.scatter_reduce_(1, query, value.masked_fill(~inside, worst), "amin")
+    for span in spans:
+        query, j, inside, value = kept or candidates(*span)
+        winner = inside & (value == best.gather(1, query))
+        first.scatter_reduce_(1, query, j.masked_fill(~winner, n), "amin")
+    return first
 
 
 def _first_min(values: torch.Tensor):
@@ -278,6 +345,8 @@ def cdt(mask: torch.Tensor, structure: np.ndarray, want_indices: bool):
         feats = feats.reshape(1, *spatial).expand(batch, *spatial).clone()
     dims = tuple(range(1, values.ndim))
     chessboard = bool(structure.all())
+    if chessboard and not want_indices:
+        return _chessboard_distances(mask), None
     taxicab = np.array_equal(structure, taxicab_neighbourhood(len(spatial)))
     if taxicab or (chessboard and _sweeps_are_cheaper(spatial)):
         one_pass = (lambda v, f: _sweep_pass(v, f, chessboard))
@@ -297,6 +366,22 @@ def cdt(mask: torch.Tensor, structure: np.ndarray, want_indices: bool):
     if feats is None:
         return dist, None
     return dist, _unravel(feats.flip(dims).reshape(mask.shape), spatial)
+
+
+def _chessboard_distances(mask: torch.Tensor) -> torch.Tensor:
+    """The exact L-infinity distance of ``mask``'s foreground to its slice's background, -1 in a
+    slice without any: SciPy's chessboard CDT (whose two passes are exact), separable: the
+    nearest background along axis 0, then ``min_j max(g(j), |i - j|)`` along each later axis."""
+    fg = mask.movedim(2, -1)
+    n = fg.shape[-1]
+    pos = torch.arange(n, device=mask.device)
+    before = torch.where(fg, -_CDT_INF, pos).cummax(-1).values
+    after = torch.where(fg, n + _CDT_INF, pos).flip(-1).cummin(-1).values.flip(-1)
+    dist = torch.minimum(pos - before, after - pos).clamp_(max=_CDT_INF).to(torch.int32).movedim(-1, 2)
+    cost = (lambda value, step: torch.maximum(value, step.abs().to(value.dtype)))
+    for axis in range(1, mask.ndim - 2):
+        dist, _ = _separable_axis(dist, [], axis, cost, _CDT_INF)
+    return dist.masked_fill(dist >= _CDT_INF, -1).contiguous()
 
 
 def _sweeps_are_cheaper(spatial) -> bool:
