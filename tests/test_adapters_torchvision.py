@@ -12,6 +12,7 @@ from torchvision.transforms import v2  # noqa: E402
 
 from morphaug import transforms as core  # noqa: E402
 from morphaug.adapters.torchvision import (  # noqa: E402
+    DenseTarget,
     DistanceMap,
     FillHoles,
     KeepLargestComponents,
@@ -115,7 +116,7 @@ def test_distance_map_replaces_or_adds_under_output_key():
     expected = sdf_core(plain(mask)[None, None])[0]
     replaced = v2.Compose([v2.RandomHorizontalFlip(p=0.0), DistanceMap(signed=True, classes=[1, 2])])(
         (make_image(), mask))[1]
-    assert type(replaced) is tv_tensors.Mask and replaced.shape == (2, H, W) and replaced.dtype == torch.float32
+    assert type(replaced) is DenseTarget and replaced.shape == (2, H, W) and replaced.dtype == torch.float32
     assert torch.equal(plain(replaced), expected)
     one = DistanceMap(classes=[2])(mask)
     assert one.shape == (H, W) and torch.equal(plain(one), core.DistanceMap("label", classes=[2])(

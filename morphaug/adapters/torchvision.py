@@ -28,10 +28,18 @@ Randomness
     ``t.core.last_params``; ``t.core(x, params=...)`` replays it.
 New outputs
     v2 maps each leaf to one leaf, so :class:`DistanceMap` and
-    :class:`LabelBoundary` *replace* each Mask by its map (a float32 / 0-1
-    ``tv_tensors.Mask``: later v2 transforms move it like a mask). To keep
-    the label, pass ``output_key="sdf"``: the sample must then be one dict
-    with one Mask, and the map is added under that key.
+    :class:`LabelBoundary` *replace* each Mask by its map. To keep the
+    label, pass ``output_key="sdf"``: the sample must then be one dict with
+    one Mask, and the map is added under that key (so several target
+    transforms compose: ``DistanceMap(output_key="sdf")`` then
+    ``LabelBoundary(output_key="edge")``). A map is no label map: it comes
+    back as a :class:`DenseTarget`, which later v2 transforms move as they
+    move an image (``Resize`` interpolates it with the transform's
+    interpolation; flips, crops, pads, rotations and affine, perspective and
+    elastic warps apply) and leave alone otherwise: colour transforms,
+    ``Normalize``, and ``ToDtype`` unless the dict names ``DenseTarget``
+    (``ToDtype({tv_tensors.Mask: torch.int64, "others": None})`` keeps a
+    signed distance map float).
 
 Example:
     >>> import torch
@@ -59,6 +67,7 @@ try:
     import PIL.Image
     from torchvision import tv_tensors
     from torchvision.transforms import v2
+    from torchvision.transforms.v2 import functional as F
     from torchvision.transforms.v2.functional import is_pure_tensor
 except ImportError as error:  # pragma: no cover - exercised without torchvision
     raise ImportError("morphaug.adapters.torchvision needs torchvision: pip install torchvision") from error
@@ -67,9 +76,58 @@ from .. import transforms as _core
 from .._checks import check_probability
 from ._common import Adapted
 
-__all__ = ["RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
+__all__ = ["DenseTarget", "RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
            "RandBoundaryJitter", "KeepLargestComponents", "RemoveSmallComponents", "RandRemoveComponent",
            "RandHistogramTransfer", "RandWassersteinMix"]
+
+
+class DenseTarget(tv_tensors.TVTensor):
+    """A per-pixel target that is no label map (a distance map, a boundary map): ``[..., H, W]``.
+
+    What :class:`DistanceMap` and :class:`LabelBoundary` return. v2's
+    geometric transforms move it as an image (an image's interpolation in
+    ``Resize`` and the warps); every other v2 transform passes it through,
+    ``ToDtype`` included unless its dict names ``DenseTarget`` (then it is
+    cast, never scaled). morphaug's transforms pass it through too.
+
+    Args:
+        data: anything :func:`torch.as_tensor` takes.
+        dtype, device, requires_grad: as in ``tv_tensors.Mask``.
+    """
+
+    def __new__(cls, data: Any, *, dtype: torch.dtype | None = None, device=None,
+                requires_grad: bool | None = None) -> DenseTarget:
+        return cls._to_tensor(data, dtype=dtype, device=device, requires_grad=requires_grad).as_subclass(cls)
+
+
+def _register_dense_target_kernels() -> None:
+    """v2's geometric functionals move a DenseTarget with their image kernels; ``to_dtype`` casts it."""
+    geometric = {F.horizontal_flip: F.horizontal_flip_image, F.vertical_flip: F.vertical_flip_image,
+                 F.resize: F.resize_image, F.resized_crop: F.resized_crop_image, F.crop: F.crop_image,
+                 F.center_crop: F.center_crop_image, F.pad: F.pad_image, F.rotate: F.rotate_image,
+                 F.affine: F.affine_image, F.perspective: F.perspective_image, F.elastic: F.elastic_image,
+                 F.get_size: F.get_size_image}
+    for functional, kernel in geometric.items():
+        F.register_kernel(functional, DenseTarget)(_on_plain(kernel))
+
+    @F.register_kernel(F.to_dtype, DenseTarget)
+    def _(inpt, dtype=torch.float32, scale=False):
+        return tv_tensors.wrap(inpt.as_subclass(torch.Tensor).to(dtype), like=inpt)
+
+
+def _on_plain(kernel):
+    """``kernel`` called on the plain tensor of a DenseTarget, ``(H, W)`` as ``(1, H, W)`` (an image kernel
+    wants a channel axis); a tensor result is a DenseTarget of the input's layout."""
+    def call(inpt, *args, **kwargs):
+        plain = inpt.as_subclass(torch.Tensor)
+        out = kernel(plain[None] if plain.ndim == 2 else plain, *args, **kwargs)
+        if not isinstance(out, torch.Tensor):
+            return out
+        return tv_tensors.wrap(out[0] if plain.ndim == 2 else out, like=inpt)
+    return call
+
+
+_register_dense_target_kernels()
 
 
 class _Transform(Adapted, v2.Transform):
@@ -133,11 +191,15 @@ class _Transform(Adapted, v2.Transform):
         out = self.core({key: x}, params=params["core"])[key]
         out = out[0] if added else out
         out = out[0] if added == 2 and out.shape[0] == 1 else out
+        return self._wrap(out, inpt)
+
+    def _wrap(self, out: torch.Tensor, inpt: torch.Tensor) -> torch.Tensor:
+        """The result ``out`` of input ``inpt``: of ``inpt``'s type (a pure tensor stays pure)."""
         return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
 
 
 class _TargetTransform(_Transform):
-    """A transform whose output is a new target; ``output_key`` adds it to a dict sample."""
+    """A transform whose output is a new target, a :class:`DenseTarget`; ``output_key`` adds it to a dict sample."""
 
     def __init__(self, *, output_key=None, **kwargs):
         """The torchvision arguments of the target transforms.
@@ -161,6 +223,9 @@ class _TargetTransform(_Transform):
                              f"exactly one tv_tensors.Mask value, got {[type(x).__name__ for x in inputs]} "
                              f"with Mask keys {masks}")
         return {**sample, self.output_key: super().forward(sample[masks[0]])}
+
+    def _wrap(self, out, inpt):
+        return DenseTarget(out)
 
 
 class RandLabelMorphology(_Transform):
@@ -273,7 +338,8 @@ class RandRemoveComponent(_Transform):
 
 
 class DistanceMap(_TargetTransform):
-    """v2 version of :class:`morphaug.transforms.DistanceMap`: each Mask becomes its map (see the module notes).
+    """v2 version of :class:`morphaug.transforms.DistanceMap`: each Mask becomes its map, a
+    :class:`DenseTarget` (see the module notes).
 
     Example:
         >>> import torch
@@ -282,15 +348,16 @@ class DistanceMap(_TargetTransform):
         >>> mask = tv_tensors.Mask(torch.zeros(8, 8, dtype=torch.uint8))
         >>> mask[2:6, 2:6] = 1
         >>> out = DistanceMap(signed=True, classes=[1], output_key="sdf")({"mask": mask})
-        >>> sorted(out), out["sdf"].dtype, out["sdf"][0, 2].item()
-        (['mask', 'sdf'], torch.float32, 2.0)
+        >>> sorted(out), type(out["sdf"]).__name__, out["sdf"].dtype, out["sdf"][0, 2].item()
+        (['mask', 'sdf'], 'DenseTarget', torch.float32, 2.0)
     """
 
     core_class = _core.DistanceMap
 
 
 class LabelBoundary(_TargetTransform):
-    """v2 version of :class:`morphaug.transforms.LabelBoundary`: each Mask becomes its boundary map.
+    """v2 version of :class:`morphaug.transforms.LabelBoundary`: each Mask becomes its boundary map, a
+    :class:`DenseTarget` (see the module notes).
 
     Example:
         >>> import torch
