@@ -381,6 +381,7 @@ def footprints_from_params(shape_index: torch.Tensor, radius: torch.Tensor,
     their ranges; on an accelerator they are not, since reading them back
     would be a host sync: an out-of-range index is an indexing error there
     (a device-side assert on CUDA) and an out-of-range radius is cut by the box.
+    Nor are they under ``torch.compile`` (a data-dependent branch).
 
     Examples
     --------
@@ -407,7 +408,7 @@ def footprints_from_params(shape_index: torch.Tensor, radius: torch.Tensor,
     if shape_index.device != radius.device:
         raise ValueError(f"shape_index is on {shape_index.device} but radius is on {radius.device}")
     device = shape_index.device
-    if device.type == "cpu":
+    if device.type == "cpu" and not torch.compiler.is_compiling():
         if ((shape_index < 0) | (shape_index >= len(shapes))).any():
             raise ValueError(f"shape_index values must lie in [0, {len(shapes) - 1}]")
         if ((radius < 0) | (radius > max_radius)).any():

@@ -195,7 +195,7 @@ def test_label_morphology_onehot_keeps_what_no_drawn_class_changes():
     labels = onehot(index, 4)
     labels[:, 1, 2:6, 2:6] = 1.0  # overlaps with the other classes
     labels[:, :, 9:, :3] = 0.0  # voxels of no class
-    labels[:, 2, 0, :] = 0.5  # values other than 0 and 1
+    labels[:, 2, 0, :] = 2.0  # values other than 0 and 1
     before = labels.clone()
     assert torch.equal(RandLabelMorphology("l", prob=1.0, prob_per_class=0.0)(labels), labels)
     transform = RandLabelMorphology("l", radius=(1, 2), prob=0.8, prob_per_class=0.5,

@@ -26,15 +26,19 @@ Labels
     Index maps ``(B, 1, ...)`` (class values, 0 is background, any dtype) or
     one-hot ``(B, K, ...)``; ``label_format=None`` infers index for one
     channel and one-hot otherwise. Label outputs are valid labels of the
-    input's format and dtype.
+    input's format and dtype. Float labels (as MONAI loads them) must hold
+    whole numbers: a fraction, NaN or inf raises ``ValueError`` naming the
+    key. That is checked where reading the values is free, on the CPU
+    outside ``torch.compile``; on an accelerator it is not (a host sync),
+    and such a value is no class there.
 Classes
     ``classes=`` when given; else the one-hot channels, ``0 .. num_classes-1``
     for index maps with ``num_classes=``, 0 and 1 for bool maps; else the
     classes present in the index map, read from the data: its distinct
     values that are integers in ``0 .. 4095`` (background 0 always among them
-    for the transforms that include background). Negative values, fractions
-    and NaN are no class and are kept (as any value outside the classes a
-    transform works on); a value of 4096 or more needs ``classes=``. Reading
+    for the transforms that include background). Negative values are no
+    class and are kept (as any value outside the classes a transform works
+    on); a value of 4096 or more needs ``classes=``. Reading
     the classes is free on the CPU and one host sync per call on an
     accelerator (``morphaug._sync.READS["label classes"]``; once per label
     key for the transforms that draw nothing per class), which

@@ -24,7 +24,16 @@ index into its choices, a value its arguments could take (a radius >= 0, a
 strength in [0, 1], not only the configured range: a replay may set any).
 On an accelerator the values are not read (that would be a host sync in
 every adapter call, which replays the core's own draw): a draw made there
-is valid by construction.
+is valid by construction. Nor are they under ``torch.compile`` (a
+data-dependent branch).
+
+Under ``torch.compile`` (``fullgraph=True`` included) a call is traced into
+the graph, drawing and replaying alike, with or without ``generator=``.
+Dynamo cannot trace a ``torch.Generator``, so a draw from a transform's
+generator is one op of the graph, ``morphaug_random::draw``, which draws
+from that generator when the graph runs, in eager order: a compiled step
+draws what the eager step draws. (A generator passed to ``make_params``
+inside compiled code must be one a transform holds.)
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import copy
 import dataclasses
 import math
 import numbers
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 
 import torch
@@ -51,6 +61,50 @@ def generator_device(generator: torch.Generator | None, device: torch.device) ->
     return generator.device if generator is not None else device
 
 
+#: The generators transforms hold, by ``id``: what a compiled draw (:func:`_compiled_draw`) draws from.
+_GENERATORS: weakref.WeakValueDictionary[int, torch.Generator] = weakref.WeakValueDictionary()
+
+
+@torch.library.custom_op("morphaug_random::draw", mutates_args=(), tags=(torch.Tag.nondeterministic_seeded,))
+def _compiled_draw(kind: str, shape: list[int], low: int, high: int, generator_id: int,
+                   device: torch.device) -> torch.Tensor:
+    """One draw of :func:`_draw` from the generator ``_GENERATORS[generator_id]``, as an op of a compiled graph.
+
+    Dynamo cannot trace a ``torch.Generator`` (a graph break, or an error with
+    ``fullgraph=True``), so under ``torch.compile`` a draw from a transform's
+    generator is this op: it runs the eager draw, from the same generator, in
+    the graph's order. Tagged ``nondeterministic_seeded``: never merged with
+    another draw, never recomputed in a backward pass.
+    """
+    generator = _GENERATORS.get(generator_id)
+    if generator is None:
+        raise RuntimeError("compiled code draws from the generators that morphaug transforms hold (generator=, "
+                           "or transform.generator = g); this generator is held by none")
+    return _draw(kind, shape, low, high, generator, device)
+
+
+@_compiled_draw.register_fake
+def _(kind, shape, low, high, generator_id, device):
+    return torch.empty(shape, dtype=torch.int64 if kind == "randint" else torch.float32, device=device)
+
+
+def _draw(kind: str, shape, low: int, high: int, generator: torch.Generator | None,
+          device: torch.device) -> torch.Tensor:
+    """``torch.rand`` (``"uniform"``), ``torch.randn`` (``"normal"``) or ``torch.randint(low, high + 1)``
+    on the generator's device, moved to ``device``; traced by Dynamo as :func:`_compiled_draw` when
+    ``generator`` is given."""
+    if generator is not None and torch.compiler.is_compiling():
+        return _compiled_draw(kind, list(shape), low, high, id(generator), device)
+    where = generator_device(generator, device)
+    if kind == "uniform":
+        values = torch.rand(shape, generator=generator, device=where)
+    elif kind == "normal":
+        values = torch.randn(shape, generator=generator, device=where)
+    else:
+        values = torch.randint(low, high + 1, shape, generator=generator, device=where)
+    return values.to(device)
+
+
 def uniform(shape, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
     """Uniform ``[0, 1)`` float32 samples on ``device``, drawn from ``generator``.
 
@@ -58,22 +112,18 @@ def uniform(shape, generator: torch.Generator | None, device: torch.device) -> t
     CUDA batch draws on the CPU and copies), or on ``device`` from torch's
     default generator when ``generator`` is None.
     """
-    values = torch.rand(shape, generator=generator, device=generator_device(generator, device))
-    return values.to(device)
+    return _draw("uniform", shape, 0, 0, generator, device)
 
 
 def normal(shape, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
     """Standard normal float32 samples on ``device`` (see :func:`uniform`)."""
-    values = torch.randn(shape, generator=generator, device=generator_device(generator, device))
-    return values.to(device)
+    return _draw("normal", shape, 0, 0, generator, device)
 
 
 def randint(low: int, high: int, shape, generator: torch.Generator | None,
             device: torch.device) -> torch.Tensor:
     """Uniform int64 samples in ``[low, high]`` (both included) on ``device``."""
-    values = torch.randint(low, high + 1, shape, generator=generator,
-                           device=generator_device(generator, device))
-    return values.to(device)
+    return _draw("randint", shape, low, high, generator, device)
 
 
 def per_sample(params: torch.Tensor, ndim: int) -> torch.Tensor:
@@ -171,7 +221,8 @@ class Param:
             ``math.inf``), or None.
         values: a further check of the values, returning what is wrong, or None.
 
-    Values are checked where reading them is free: in a tensor on the CPU.
+    Values are checked where reading them is free: in a tensor on the CPU,
+    outside ``torch.compile``.
     """
 
     dtype: torch.dtype
@@ -202,7 +253,7 @@ class Param:
             raise ValueError(f"{where} is on {value.device}, the batch on {batch.device} (params go on the "
                              "batch's device or the CPU)")
         value = value.to(self.dtype)
-        if value.device.type == "cpu" and value.numel():
+        if value.device.type == "cpu" and value.numel() and not torch.compiler.is_compiling():
             if self.low is not None:
                 lowest, highest = value.min().item(), value.max().item()
                 if not self.low <= lowest <= highest <= self.high:  # NaN fails too
@@ -277,7 +328,8 @@ class BatchTransform:
         prob: per-sample probability of transforming a sample.
         generator: a ``torch.Generator`` for all draws; None uses torch's
             default generator of the batch's device (so ``torch.manual_seed``
-            makes calls reproducible).
+            makes calls reproducible). Either compiles with
+            ``torch.compile(fullgraph=True)`` (see the module notes).
     """
 
     #: The role :meth:`apply` changes: that of a bare tensor and of ``keys`` given as a sequence.
@@ -298,10 +350,26 @@ class BatchTransform:
             )
         self.allow_missing_keys = bool(allow_missing_keys)
         self.prob = check_probability(prob, "prob")
-        if generator is not None and not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
         self.generator = generator
         self.last_params: dict[str, torch.Tensor] | None = None
+
+    @property
+    def generator(self) -> torch.Generator | None:
+        """The ``torch.Generator`` of all draws, or None for torch's default generator."""
+        return self._generator
+
+    @generator.setter
+    def generator(self, generator: torch.Generator | None) -> None:
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        if generator is not None:
+            _GENERATORS[id(generator)] = generator  # what compiled draws draw from
+        self._generator = generator
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled or copied: the generator's copy is registered for compiled draws too."""
+        self.__dict__.update(state)
+        self.generator = self._generator
 
     # ----------------------------------------------------------------- hooks
     def make_params(self, batch: torch.Tensor, generator: torch.Generator | None = None
@@ -403,8 +471,22 @@ class BatchTransform:
                 f"{type(self).__name__}: {where} must have shape (B, C, *spatial) with 2 or more "
                 f"spatial axes, got shape {tuple(value.shape)}"
             )
-        self._check_input(value, self.role if key is None else self.roles[key], where)
+        role = self.role if key is None else self.roles[key]
+        if role == "label":
+            self._check_whole(_unwrap(value), where)
+        self._check_input(value, role, where)
         return value
+
+    def _check_whole(self, labels: torch.Tensor, where: str) -> None:
+        """Raise for float labels that are not whole numbers (0.5, NaN, inf): no class value, no one-hot
+        channel. Read where that is free: on the CPU, outside ``torch.compile``."""
+        if (labels.is_floating_point() and labels.device.type == "cpu" and not torch.compiler.is_compiling()
+                and not bool((labels.frac() == 0).all())):
+            raise ValueError(
+                f"{type(self).__name__}: {where} is a label map but holds values that are not whole numbers "
+                "(e.g. 0.5 or NaN); labels hold class values (index maps) or 0/1 channels (one-hot): round "
+                "them first (labels.round())"
+            )
 
     def _check_input(self, x: torch.Tensor, role: str, where: str) -> None:
         """Raise for a tensor ``x`` of ``role`` that this transform cannot take, naming it ``where``

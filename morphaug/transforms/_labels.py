@@ -5,7 +5,8 @@ Label formats
 ``"index"``
     One channel ``(B, 1, *spatial)`` of class values (``0`` is background),
     in any dtype: integer, bool (two classes) or float (MONAI loads labels
-    as float).
+    as float) holding whole numbers (the transforms refuse others where
+    reading them is free: :meth:`BatchTransform._check_whole`).
 ``"onehot"``
     ``(B, K, *spatial)``, channel ``k`` non-zero where the class is ``k``;
     channel ``0`` is background.
@@ -25,8 +26,9 @@ always among them where a transform works on background. That costs one
 pass over the labels and one read of device data
 (``morphaug._sync.READS["label classes"]``): nothing on the CPU, one host
 sync on an accelerator, which ``num_classes=`` or ``classes=`` avoid.
-Values that are no class (negative values, fractions, NaN) are kept, as is
-any value outside the classes a transform works on.
+Values that are no class (negative values; fractions and NaN where they
+were not refused) are kept, as is any value outside the classes a transform
+works on.
 
 On the device, classes are tables ``(B or 1, K')`` of int64 class values
 (:func:`class_table`), one row per sample: masks and writes are tensor ops,

@@ -15,7 +15,6 @@ from ._base import (
     Param,
     check_choices,
     check_int_range,
-    generator_device,
     per_sample,
     randint,
     uniform,
@@ -176,6 +175,16 @@ class RandLabelMorphology(LabelTransform):
         return result
 
 
+def _empty_footprints(footprints: torch.Tensor) -> str | None:
+    """What is wrong with replayed ``footprints (B, *k)``: a sample's without a true voxel (every
+    sample's element is used, drawn or not: SciPy's grey ops reject an all-false footprint)."""
+    empty = ~footprints.flatten(1).any(1)
+    if empty.any():
+        return (f"must hold a true voxel in every sample's footprint (also where apply is False), but "
+                f"samples {empty.nonzero().flatten().tolist()} hold none")
+    return None
+
+
 class RandGreyMorphology(BatchTransform):
     """Random grey-level morphology of images with a random element per sample.
 
@@ -240,11 +249,11 @@ class RandGreyMorphology(BatchTransform):
         params = super().make_params(batch, generator)
         batch_size, device = batch.shape[0], batch.device
         params["op"] = randint(0, len(self.ops) - 1, (batch_size,), generator, device)
-        draw = _footprints.random_footprints(batch_size, self.footprint, self.radius, batch.ndim - 2,
-                                             generator=generator, device=generator_device(generator, device))
-        params["footprint"] = draw.shape_index.to(device)
-        params["radius"] = draw.radius.to(device)
-        params["footprints"] = draw.footprints.to(device)
+        # random_footprints' draws, in its order, through the draws that torch.compile traces
+        params["footprint"] = randint(0, len(self.footprint) - 1, (batch_size,), generator, device)
+        params["radius"] = randint(*self.radius, (batch_size,), generator, device)
+        params["footprints"] = _footprints.footprints_from_params(params["footprint"], params["radius"],
+                                                                 self.footprint, self.radius[1], batch.ndim - 2)
         return params
 
     def param_spec(self, batch):
@@ -252,7 +261,8 @@ class RandGreyMorphology(BatchTransform):
         spec.update(op=Param(torch.int64, (), 0, len(self.ops) - 1),
                     footprint=Param(torch.int64, (), 0, len(self.footprint) - 1),
                     radius=Param(torch.int64, (), 1, self.radius[1]),  # what the footprints' box holds
-                    footprints=Param(torch.bool, (2 * self.radius[1] + 1,) * (batch.ndim - 2)))
+                    footprints=Param(torch.bool, (2 * self.radius[1] + 1,) * (batch.ndim - 2),
+                                     values=_empty_footprints))
         return spec
 
     def _check_input(self, x, role, where):
