@@ -22,7 +22,7 @@ import scipy.ndimage as ndi
 import torch
 from conftest import assert_close_to_reference, count_reads
 
-from morphaug import footprints
+from morphaug import _ops, footprints
 from morphaug.ndimage import (
     binary_dilation,
     binary_erosion,
@@ -40,10 +40,20 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 BACKENDS = ["torch", "auto", "native"]
 
 
+def skip_unless_native(kernel: str) -> None:
+    """Skip a test of the native ``kernel`` where it is not built for CPU tensors (an install
+    without a compiler, ``morphaug._C`` hidden)."""
+    reason = _ops.why_not(kernel, "cpu")
+    if reason:
+        pytest.skip(reason)
+
+
 @pytest.fixture(params=BACKENDS)
 def policy(request, monkeypatch):
     """The ``MORPHAUG_BACKEND`` policies: torch only, native where built, native required
-    wherever a native case accepts the call."""
+    wherever a native case accepts the call (where the native kernels are built)."""
+    if request.param == "native":
+        skip_unless_native("propagate")
     monkeypatch.setenv("MORPHAUG_BACKEND", request.param)
     return request.param
 
@@ -52,6 +62,7 @@ def test_a_large_host_element_costs_no_python_object_per_position(monkeypatch):
     """Dilation and erosion by ``ball(25)`` (65,267 positions) of a 3^3 image run on the
     native ball kernel, and the element's description costs no Python object per
     position (it used to cost several: 12 s for ``ball(60)``, 243 s for ``ball(127)``)."""
+    skip_unless_native("ball_morphology")
     monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
     structure = footprints.ball(25)
     x = torch.zeros(1, 1, 3, 3, 3, dtype=torch.bool)
@@ -156,6 +167,7 @@ def test_sixteen_axes_fall_back_where_the_native_propagation_does_not_fit(monkey
     the call; before: ``morphaug::propagate: a padded slice of 4294967296 voxels does
     not fit int32 offsets``, by default too); the native ball kernel, which has no such
     limit, still takes a 16-D dilation."""
+    skip_unless_native("propagate")
     monkeypatch.setenv("MORPHAUG_BACKEND", "native")
     rng = np.random.default_rng(0)
     x = rng.random((2,) * SIXTEEN) < 0.5
