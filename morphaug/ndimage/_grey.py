@@ -100,9 +100,12 @@ SciPy parity
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import operator
+import struct
+import threading
 import warnings
 from collections.abc import Iterable
 
@@ -181,17 +184,22 @@ def _normalize_cval(cval, dtype: torch.dtype, modes) -> object:
     return cast_cval(cval, dtype) if "constant" in modes else None
 
 
-#: The box filters of the last calls, by their arguments (:func:`_box_key`): a pipeline
-#: calls with the same few, and normalising them (about 9 us) cost a 64^3 float32
-#: ``grey_erosion(size=3)`` into ``output=`` (90 us in its kernel) 10% of its time.
-_RECENT_BOXES: dict = {}
+#: The box filters of the last calls, by their arguments (:func:`_box_key`), oldest first:
+#: a pipeline calls with the same few, and normalising them (about 9 us) cost a 64^3 float32
+#: ``grey_erosion(size=3)`` into ``output=`` (90 us in its kernel) 10% of its time. Threads
+#: share it: :data:`_RECENT_BOXES_LOCK` guards every read and write.
+_RECENT_BOXES: collections.OrderedDict = collections.OrderedDict()
 _RECENT_BOXES_COUNT = 64
+_RECENT_BOXES_LOCK = threading.Lock()
 
 
 def _typed(value):
-    """``value`` with the type of each of its parts, so that ``3``, ``3.0`` and ``True`` differ;
-    None unless every part is None, a bool, int, float or str, or a tuple or list of them."""
-    if value is None or type(value) in (bool, int, float, str):
+    """``value`` with the type of each of its parts, so that ``3``, ``3.0`` and ``True`` differ
+    (a float by its bits: ``-0.0`` is not ``0.0``, NaNs differ by payload); None unless every
+    part is None, a bool, int, float or str, or a tuple or list of them."""
+    if type(value) is float:
+        return float, struct.pack("<d", value)
+    if value is None or type(value) in (bool, int, str):
         return type(value), value
     if type(value) in (tuple, list):
         parts = tuple(_typed(v) for v in value)
@@ -222,12 +230,16 @@ def _prepare(input: torch.Tensor, size, footprint, structure, mode, cval, origin
     key = _box_key(input, size, mode, cval, origin, axes)
     if key is None:
         return _normalize_filter(input, size, footprint, structure, mode, cval, origin, axes)
-    filt = _RECENT_BOXES.pop(key, None)
-    if filt is None:
-        filt = _normalize_filter(input, size, footprint, structure, mode, cval, origin, axes)
-    _RECENT_BOXES[key] = filt  # the most recent last
-    while len(_RECENT_BOXES) > _RECENT_BOXES_COUNT:  # another thread may drop the same oldest key
-        _RECENT_BOXES.pop(next(iter(_RECENT_BOXES), None), None)
+    with _RECENT_BOXES_LOCK:
+        filt = _RECENT_BOXES.get(key)
+        if filt is not None:
+            _RECENT_BOXES.move_to_end(key)  # the most recent last
+            return filt
+    filt = _normalize_filter(input, size, footprint, structure, mode, cval, origin, axes)
+    with _RECENT_BOXES_LOCK:
+        _RECENT_BOXES[key] = filt
+        if len(_RECENT_BOXES) > _RECENT_BOXES_COUNT:
+            _RECENT_BOXES.popitem(last=False)
     return filt
 
 
