@@ -77,7 +77,8 @@ def _keys(labels: torch.Tensor, width: int) -> torch.Tensor:
     rows = labels.shape[0] * labels.shape[1]
     index = torch.int32 if rows * width < 2**31 else torch.int64  # int32 keys: half the memory traffic
     offsets = torch.arange(0, rows * width, width, dtype=index, device=labels.device)
-    return (labels.reshape(rows, -1).to(index) + offsets[:, None]).view(-1)
+    voxels = math.prod(labels.shape[2:])  # not -1: an empty batch has rows == 0
+    return (labels.reshape(rows, voxels).to(index) + offsets[:, None]).view(-1)
 
 
 def _label_sizes_torch(labels: torch.Tensor, width: int) -> torch.Tensor:
