@@ -3,8 +3,9 @@
 A :class:`Table` is the ordered list of a public op's :class:`Case` s, each a
 predicate on the call's normalised arguments and the kernel that takes the
 calls it accepts, ending in the op's torch backend. Calling the table runs the
-first case that accepts the call and whose kernel can take it
-(:func:`~morphaug._ops._library.use_native`: built for the device, dtype and
+first case that accepts the call and whose kernel can take it (fits its
+sizes, :meth:`~morphaug._ops._library.Kernel.fits`, and
+:func:`~morphaug._ops._library.use_native`: built for the device, dtype and
 rank, under the ``MORPHAUG_BACKEND`` policy), else the torch backend. The
 predicates read host facts only (shapes, flags, elements read on the host),
 so the choice stays traceable. :data:`TABLES` holds every table, and
@@ -49,8 +50,11 @@ class Table:
         TABLES[op] = self
 
     def __call__(self, tensor, *args):
+        spatial = tuple(tensor.shape[2:])
         for case in self.cases:
-            if case.accepts(*args) and use_native(case.kernel, tensor, self.op):
+            # a call the kernel does not fit (Kernel.fits) is no call of the case, whatever the policy
+            if (case.accepts(*args) and KERNELS[case.kernel].fits(spatial) is None
+                    and use_native(case.kernel, tensor, self.op)):
                 return case.run(*args)
         return self.fallback(*args)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import os
 
 import torch
@@ -49,11 +50,24 @@ _FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
 @dataclasses.dataclass(frozen=True)
 class Kernel:
     """A native op of ``torch.ops.morphaug``: the input dtypes it takes (None: a bool mask,
-    which its callers make from any input), its most spatial axes, and who calls it."""
+    which its callers make from any input), its most spatial axes, who calls it, and the
+    sizes it fits: the most voxels along one spatial axis (its int32 indices) and, where
+    given, in a slice padded by one voxel on each side (its int32 offsets)."""
 
     dtypes: frozenset | None
     max_rank: int
     used_by: str
+    max_axis: int = 2**31 - 1
+    max_padded_slice: int | None = None
+
+    def fits(self, spatial) -> str | None:
+        """None when a slice of shape ``spatial`` fits the kernel, else why not."""
+        longest = max(spatial, default=0)
+        if longest > self.max_axis:
+            return f"it takes at most {self.max_axis} voxels along an axis, got {longest}"
+        if self.max_padded_slice is not None and math.prod(n + 2 for n in spatial) > self.max_padded_slice:
+            return f"it takes slices of at most {self.max_padded_slice} voxels with a border, got {tuple(spatial)}"
+        return None
 
     def sample_dtype(self) -> torch.dtype | None:
         """The dtype that backend_info reports the kernel for: float32 where it takes it."""
@@ -64,8 +78,8 @@ class Kernel:
 
 #: Every native kernel, by its op name in ``torch.ops.morphaug``.
 KERNELS = {
-    "edt": Kernel(None, 16, "distance_transform_edt"),
-    "cdt": Kernel(None, 6, "distance_transform_cdt"),
+    "edt": Kernel(None, 16, "distance_transform_edt", max_axis=2**24 - 1),
+    "cdt": Kernel(None, 6, "distance_transform_cdt", max_padded_slice=2**31 - 1),
     "label": Kernel(None, 8, "label"),
     "grey_box": Kernel(_FLAT_GREY_DTYPES, 16, "grey ops with size or an all-true footprint"),
     "grey_footprint": Kernel(_FLAT_GREY_DTYPES, 16, "grey ops with one footprint read on the host"),
@@ -156,9 +170,10 @@ def built_for(kernel: str, device_type: str, emulate: bool | None = None) -> boo
             and _built[_namespace(device_type, emulate), kernel, key])
 
 
-def why_not(kernel: str, device_type: str, dtype: torch.dtype | None = None, rank: int | None = None) -> str | None:
-    """None when ``kernel`` can take a call on ``device_type`` (of ``dtype`` and spatial ``rank``,
-    where given), else the reason it cannot."""
+def why_not(kernel: str, device_type: str, dtype: torch.dtype | None = None, rank: int | None = None,
+            spatial: tuple | None = None) -> str | None:
+    """None when ``kernel`` can take a call on ``device_type`` (of ``dtype``, spatial ``rank`` and
+    spatial shape ``spatial``, where given), else the reason it cannot."""
     spec = KERNELS[kernel]
     emulate = emulating_cuda()  # read once per call: each read of the environment costs a microsecond
     module, reason = load_native(emulate)
@@ -170,6 +185,9 @@ def why_not(kernel: str, device_type: str, dtype: torch.dtype | None = None, ran
         return f"the native {kernel!r} kernel does not take {dtype}"
     if rank is not None and rank > spec.max_rank:
         return f"the native {kernel!r} kernel takes at most {spec.max_rank} spatial axes, got {rank}"
+    misfit = None if spatial is None else spec.fits(spatial)
+    if misfit:
+        return f"the native {kernel!r} kernel does not fit: {misfit}"
     return None
 
 
