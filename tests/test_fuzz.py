@@ -472,6 +472,67 @@ def test_cdt_matches_scipy(index, fuzz_backend):
         _compare(feats.movedim(0, -1), x, lambda b, c, data: np.moveaxis(scipy_cdt(data)[1], 0, -1))
 
 
+@pytest.mark.parametrize("index", range(30))
+def test_long_thin_distances_match_scipy(index, fuzz_backend):
+    """Long, thin slices (one axis of 65 to 3000 voxels, the others 1 to 3): the torch
+    backend's separable steps by levels (EDT, chessboard CDT) and the native kernels."""
+    rng = _rng("long thin", index)
+    rank = int(rng.integers(1, 4))
+    shape = [int(rng.integers(1, 4)) for _ in range(rank)]
+    shape[int(rng.integers(rank))] = int(rng.integers(65, 3000))
+    x = torch.from_numpy(rng.random((1, 2, *shape)) < rng.choice([0.9, 0.99, 0.999]))
+    if rng.random() < 0.3:
+        x[0, 0] = True  # a slice without background
+    sampling = _sampling(rng, rank)
+    dist, feats = ndimage.distance_transform_edt(x, sampling, return_indices=True)
+    _compare(dist, x, lambda b, c, data: ndi.distance_transform_edt(data, sampling), exact=False, rtol=1e-6)
+    if sampling is None:
+        _compare(feats.movedim(0, -1), x, lambda b, c, data: np.moveaxis(
+            ndi.distance_transform_edt(data, return_distances=False, return_indices=True), 0, -1))
+    metric = str(rng.choice(["chessboard", "taxicab"]))
+    _compare(ndimage.distance_transform_cdt(x, metric), x,
+             lambda b, c, data: ndi.distance_transform_cdt(data, metric))
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_grey_ops_from_threads_match_scipy(index, fuzz_backend):
+    """8 threads calling grey ops with more distinct boxes than the ops keep, switching every
+    microsecond: every result SciPy's, no error."""
+    import sys
+    import threading
+
+    rng = _rng("grey threads", index)
+    x = torch.from_numpy(rng.random((1, 1, 7, 6)).astype(np.float32))
+    calls = [(str(rng.choice(["grey_erosion", "grey_dilation"])), (int(a), int(b)),
+              str(rng.choice(["reflect", "constant", "nearest"])), float(rng.choice([0.0, -0.0, 0.5])))
+             for a, b in rng.integers(1, 12, size=(100, 2))]
+    errors = []
+
+    def work(seed):
+        try:
+            for k in np.random.default_rng(seed).permutation(len(calls)):
+                name, size, mode, cval = calls[k]
+                got = getattr(ndimage, name)(x, size=size, mode=mode, cval=cval)
+                want = getattr(ndi, name)(x[0, 0].numpy(), size=size, mode=mode, cval=cval)
+                if not (np.array_equal(got[0, 0].numpy(), want)
+                        and np.array_equal(np.signbit(got[0, 0].numpy()), np.signbit(want))):
+                    errors.append(calls[k])
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(repr(error))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[:3]
+
+
 @pytest.mark.parametrize("index", range(40))
 def test_bf_matches_scipy(index, fuzz_backend):
     rng = _rng("bf", index)
