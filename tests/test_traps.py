@@ -221,3 +221,124 @@ def test_torchvision_label_transforms_leave_targets_alone():
     sample = adapters.DistanceMap(signed=True, classes=[1], output_key="sdf")(sample)
     out = adapters.RandLabelMorphology(num_classes=2, p=1.0)(sample)
     assert out["sdf"] is sample["sdf"]
+
+
+# ------------------------------------------------------------------ MONAI metrics given a NumPy y
+@pytest.mark.parametrize("name", ["HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric"])
+def test_monai_metrics_refuse_a_numpy_y_as_monai_does(name):
+    pytest.importorskip("monai")
+    from monai import metrics as monai_metrics
+
+    from morphaug.adapters import monai as adapters
+    y = torch.zeros(2, 2, 8, 8)
+    y[:, 1, 2:6, 2:6] = 1
+    y[:, 0] = 1 - y[:, 1]
+    kwargs = {"class_thresholds": [1.0, 1.0]} if name == "SurfaceDiceMetric" else {}
+    with pytest.raises(ValueError, match=r"^y_pred and y must be PyTorch Tensor\.$"):
+        getattr(adapters, name)(**kwargs)(y, y.numpy())
+    if name == "SurfaceDiceMetric":  # MONAI's own message (its other two fail with an AttributeError)
+        with pytest.raises(ValueError, match=r"^y_pred and y must be PyTorch Tensor\.$"):
+            getattr(monai_metrics, name)(**kwargs)(y, y.numpy())
+
+
+# ------------------------------------------------------------------ install hints that work
+def test_demo_names_the_packages_to_install(monkeypatch):
+    from morphaug import demo
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    with pytest.raises(SystemExit, match=r"pip install scipy matplotlib$"):
+        demo._require_extras()
+
+
+def test_adapters_name_the_framework_to_install():
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "for name in ('monai', 'torchvision', 'kornia'):\n"
+            "    sys.modules[name] = None\n"
+            "    try:\n"
+            "        __import__('morphaug.adapters.' + name)\n"
+            "    except ImportError as error:\n"
+            "        assert str(error).endswith(f': pip install {name}'), error\n"
+            "    else:\n"
+            "        raise AssertionError(name)\n"
+            "sys.modules['monai'] = None\n"
+            "try:\n"
+            "    import morphaug.adapters.monai_metrics\n"
+            "except ImportError as error:\n"
+            "    assert str(error).endswith(': pip install monai'), error\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+# ------------------------------------------------------------------ MONAI adapters and batched
+def _monai():
+    pytest.importorskip("monai")
+    from monai.data import MetaTensor, list_data_collate
+
+    from morphaug.adapters import monai as adapters
+    label = torch.zeros(4, 1, 12, 12, 12)
+    label[:, :, 3:9, 3:9, 3:9] = 1
+    affine = torch.diag(torch.tensor([1.5, 1.0, 2.0, 1.0], dtype=torch.float64))
+    samples = [{"label": MetaTensor(label[i], affine=affine)} for i in range(4)]
+    return MetaTensor, list_data_collate, adapters, label, affine, samples
+
+
+def test_monai_collated_batch_given_per_sample_asks_for_batched_true():
+    MetaTensor, list_data_collate, adapters, label, affine, samples = _monai()
+    cases = [
+        ({"label": label}, {}, r"would have 4 spatial axes as one sample"),  # the issue's (4, 1, 32, 32, 32)
+        (list_data_collate(samples), {}, r"is a collated batch \(MetaTensor.is_batch=True\)"),
+        ({"label": MetaTensor(label, affine=affine)}, {}, r"MetaTensor of 3 spatial axes .*with a batch axis"),
+        ({"label": label[:, :, 0]}, {"num_classes": 2}, r"has 4 label channels as one sample, but num_classes=2"),
+        ({"label": label[:, :, 0]}, {"label_format": "index"}, r"but label_format='index' \(one channel\)"),
+    ]
+    for data, kwargs, why in cases:
+        for transform in (adapters.DistanceMapd("label", **kwargs), adapters.LabelBoundaryd("label", **kwargs),
+                          adapters.RandLabelMorphologyd("label", **kwargs)):
+            name = type(transform).__name__
+            with pytest.raises(ValueError, match=rf"^{name}\(batched=False\): key 'label' of shape .*{why}.*; "
+                                                 r"did you mean batched=True\?$"):
+                transform(data)
+
+
+def test_monai_one_sample_given_as_a_batch_asks_for_batched_false():
+    MetaTensor, list_data_collate, adapters, label, affine, samples = _monai()
+    cases = [
+        (samples[0], {}, r"MetaTensor of 3 spatial axes \(its metadata\), with no batch axis"),  # the issue's
+        ({"label": label[0]}, {"num_classes": 2}, r"has 12 label channels as a batch, but num_classes=2"),
+        ({"label": label[0]}, {"label_format": "index"}, r"label_format='index'"),
+    ]
+    for data, kwargs, why in cases:
+        for transform in (adapters.DistanceMapd("label", batched=True, **kwargs),
+                          adapters.RandLabelMorphologyd("label", batched=True, **kwargs)):
+            name = type(transform).__name__
+            with pytest.raises(ValueError, match=rf"^{name}\(batched=True\): key .*{why}.*; "
+                                                 r"did you mean batched=False\?$"):
+                transform(data)
+    image = {"image": MetaTensor(torch.rand(1, 12, 12, 12), affine=affine)}
+    with pytest.raises(ValueError, match=r"did you mean batched=False\?"):
+        adapters.RandGreyMorphologyd("image", batched=True)(image)
+    with pytest.raises(ValueError, match=r"did you mean batched=True\?"):
+        adapters.RandGreyMorphologyd("image")(list_data_collate([image, image]))
+
+
+def test_monai_legitimate_layouts_are_taken():
+    """No data is read: what metadata and shapes cannot tell apart is taken as given."""
+    np = pytest.importorskip("numpy")
+    MetaTensor, list_data_collate, adapters, label, affine, samples = _monai()
+    distance = adapters.DistanceMapd("label", classes=[0, 1])
+    assert distance(samples[0])["label"].shape == (2, 12, 12, 12)
+    assert adapters.DistanceMapd("label", classes=[0, 1], batched=True)(list_data_collate(samples))["label"].shape \
+        == (4, 2, 12, 12, 12)
+    onehot = torch.cat([1 - label, label], 1)
+    assert adapters.DistanceMapd("label", num_classes=2, batched=True)({"label": onehot[:1]})["label"].shape \
+        == (1, 2, 12, 12, 12)  # a batch of one one-hot sample
+    assert distance({"label": onehot[0]})["label"].shape == (2, 12, 12, 12)  # one one-hot sample
+    flat = label[:, :, 6]  # 2-D
+    assert adapters.DistanceMapd("label", classes=[0, 1], batched=True)({"label": MetaTensor(flat)})["label"].shape \
+        == (4, 2, 12, 12)  # the default affine (4 x 4 identity) says nothing of the rank
+    loaded = MetaTensor(flat, affine=affine, meta={"spatial_shape": np.array([12, 12])})  # a 2-D NIfTI's 4 x 4
+    assert adapters.DistanceMapd("label", classes=[0, 1], batched=True)({"label": loaded})["label"].shape \
+        == (4, 2, 12, 12)
+    assert distance({"label": MetaTensor(flat[0], meta={"spatial_shape": np.array([12, 12])})})["label"].shape \
+        == (2, 12, 12)

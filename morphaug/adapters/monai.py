@@ -14,7 +14,17 @@ Per sample or batch
     a batch axis is added before the core call and removed after it.
     ``batched=True``: each value is a collated batch ``(B, C, *spatial)``
     (after ``monai.data.list_data_collate``, on the training device).
-    Nothing is guessed from the shape.
+    Nothing is guessed from the shape, but a value that contradicts
+    ``batched`` raises a ``ValueError`` that says "did you mean
+    batched=...?", from what is known without reading data: a MetaTensor's
+    ``is_batch`` (a collated batch given per sample) and its spatial rank
+    (the length of its ``spatial_shape``, else the size of its affine
+    unless that is the default identity: ``(C, *spatial)`` has rank + 1
+    dims, a batch rank + 2); one sample of 5 or more dims
+    whose second axis is 1 (a collated ``(B, 1, ...)`` batch: MONAI
+    images have at most 3 spatial axes); and a label key's channels
+    (``C``, or ``B`` of a batch read as one sample) against
+    ``label_format="index"`` (one channel) and ``num_classes``.
 Randomness
     ``set_random_state(seed)`` seeds MONAI's ``self.R`` (``Compose``,
     ``DataLoader`` workers and ``monai.utils.set_determinism`` do it for
@@ -51,6 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import torch
 
 try:
@@ -101,6 +112,8 @@ class _Mapd(Adapted, MapTransform):
         changed = [key for key in present if key in self.core.changed_keys]
         if not changed:
             return d
+        for key in changed:
+            self._check_batched(key, d[key])
         # keys of the other roles go to the core as they are, and it passes them through
         batch = {key: d[key] if self.batched or key not in changed else d[key][None] for key in present}
         out = self._run(batch)
@@ -112,8 +125,59 @@ class _Mapd(Adapted, MapTransform):
     def _run(self, batch: dict) -> dict:
         return self.core(batch)
 
+    def _check_batched(self, key, x) -> None:
+        """Raise when ``x``'s metadata or shape contradicts ``batched`` (see the module notes); reads no data
+        but a MetaTensor's affine on the CPU."""
+        if not isinstance(x, torch.Tensor) or x.ndim < 2:
+            return  # the core raises its own error
+        rank = _spatial_rank(x)
+        # the label channels x has as the other layout: B of a batch read as one sample, C of a sample read
+        # as a batch, when that reading has one channel
+        other = x.shape[1] if self.batched else x.shape[0]
+        single = (x.shape[0] if self.batched else x.shape[1]) == 1
+        if self.batched and rank is not None and not x.is_batch and x.ndim == rank + 1:
+            why = f"is a MetaTensor of {rank} spatial axes (its metadata), with no batch axis (is_batch=False)"
+        elif not self.batched and isinstance(x, MetaTensor) and x.is_batch:
+            why = "is a collated batch (MetaTensor.is_batch=True)"
+        elif not self.batched and rank is not None and x.ndim == rank + 2:
+            why = f"is a MetaTensor of {rank} spatial axes (its metadata), with a batch axis"
+        elif not self.batched and x.ndim >= 5 and x.shape[1] == 1:
+            why = (f"would have {x.ndim - 1} spatial axes as one sample (MONAI images have at most 3): a "
+                   "collated (B, 1, ...) batch")
+        elif self.core.roles[key] == "label" and single and other != 1 and self._contradicts_labels(other):
+            why = f"has {other} label channels {'as a batch' if self.batched else 'as one sample'}, but " \
+                  + self._contradicts_labels(other)
+        else:
+            return
+        raise ValueError(f"{type(self).__name__}(batched={self.batched}): key {key!r} of shape {tuple(x.shape)} "
+                         f"{why}; did you mean batched={not self.batched}?")
+
+    def _contradicts_labels(self, channels: int) -> str | None:
+        """What of the core's label arguments says labels cannot have ``channels`` (> 1) channels, or None."""
+        if getattr(self.core, "label_format", None) == "index":
+            return "label_format='index' (one channel)"
+        num_classes = getattr(self.core, "num_classes", None)
+        return None if num_classes in (None, channels) else f"num_classes={num_classes}"
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batched={self.batched}, core={self.core!r})"
+
+
+def _spatial_rank(x) -> int | None:
+    """The spatial rank that MetaTensor ``x``'s metadata says, or None: the length of its
+    ``spatial_shape`` (set by ``LoadImage``), else the rank of its affine ``(rank + 1, rank + 1)`` unless
+    that is the default identity (set when no affine is given: it says nothing) or off the CPU (not read)."""
+    if not isinstance(x, MetaTensor):
+        return None
+    shape = x.meta.get("spatial_shape")
+    if shape is not None and np.ndim(shape) == 1:
+        return len(shape)
+    affine = x.affine
+    if affine.device.type != "cpu" or affine.ndim != 2 or affine.shape[0] != affine.shape[1]:
+        return None
+    if torch.equal(affine, torch.eye(affine.shape[0], dtype=affine.dtype)):
+        return None
+    return affine.shape[0] - 1
 
 
 class _RandMapd(_Mapd, RandomizableTransform):

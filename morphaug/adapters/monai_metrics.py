@@ -16,7 +16,9 @@ Kept from MONAI
     at call time is a number, one per spatial axis, or one per sample
     (samples that share a spacing are computed in one call); the chamfer
     metrics ignore it; HD's ``percentile=0`` is the maximum (MONAI tests
-    ``if not percentile``); the values (see :mod:`morphaug.metrics`).
+    ``if not percentile``); the values (see :mod:`morphaug.metrics`); a
+    ``y`` that is no tensor (e.g. a NumPy array) raises ``SurfaceDiceMetric``'s
+    ``ValueError`` ("y_pred and y must be PyTorch Tensor.") in all three.
 Differs
     No warning per empty class (it would read the data back). Inputs that are
     not binary raise a ``ValueError`` (MONAI reads the value 1 as the class
@@ -70,6 +72,9 @@ class _Batched:
     of samples that share a spacing: one group, one call, in the usual case."""
 
     def _compute_tensor(self, y_pred: torch.Tensor, y: torch.Tensor, **kwargs) -> torch.Tensor:
+        # MONAI's call passes y=None for a y that is no tensor (e.g. a NumPy array): compute_surface_dice's message
+        if not isinstance(y_pred, torch.Tensor) or not isinstance(y, torch.Tensor):
+            raise ValueError("y_pred and y must be PyTorch Tensor.")
         if y_pred.ndim < 3:
             raise ValueError("y_pred should have at least three dimensions.")  # MONAI's check and message
         y_pred, y = y_pred.as_subclass(torch.Tensor), y.as_subclass(torch.Tensor)  # MetaTensors: no metadata
