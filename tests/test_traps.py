@@ -342,3 +342,21 @@ def test_monai_legitimate_layouts_are_taken():
         == (4, 2, 12, 12)
     assert distance({"label": MetaTensor(flat[0], meta={"spatial_shape": np.array([12, 12])})})["label"].shape \
         == (2, 12, 12)
+
+
+def test_compiled_draws_stay_out_of_cuda_graphs(fresh_dynamo):
+    """A CUDA graph would replay one draw forever: the draw op is cudagraph_unsafe, never merged, never recomputed."""
+    graphs = []
+
+    def backend(gm, inputs):
+        graphs.append(gm)
+        return gm
+
+    transform = RANDOM["RandLabelMorphology"](torch.Generator().manual_seed(0))
+    torch.compile(lambda batch: transform(batch), backend=backend, fullgraph=True)(_batch())
+    draws = [node for node in graphs[0].graph.nodes if node.op == "call_function"
+             and str(node.target).startswith("morphaug_random.draw")]
+    # apply, class_apply, op, footprint, radius: one op each, in make_params' order
+    assert [node.args[0] for node in draws] == ["uniform", "uniform", "randint", "randint", "randint"]
+    for tag in (torch.Tag.cudagraph_unsafe, torch.Tag.nondeterministic_seeded):
+        assert all(tag in node.target.tags for node in draws)

@@ -65,7 +65,8 @@ def generator_device(generator: torch.Generator | None, device: torch.device) ->
 _GENERATORS: weakref.WeakValueDictionary[int, torch.Generator] = weakref.WeakValueDictionary()
 
 
-@torch.library.custom_op("morphaug_random::draw", mutates_args=(), tags=(torch.Tag.nondeterministic_seeded,))
+@torch.library.custom_op("morphaug_random::draw", mutates_args=(),
+                         tags=(torch.Tag.nondeterministic_seeded, torch.Tag.cudagraph_unsafe))
 def _compiled_draw(kind: str, shape: list[int], low: int, high: int, generator_id: int,
                    device: torch.device) -> torch.Tensor:
     """One draw of :func:`_draw` from the generator ``_GENERATORS[generator_id]``, as an op of a compiled graph.
@@ -74,7 +75,9 @@ def _compiled_draw(kind: str, shape: list[int], low: int, high: int, generator_i
     ``fullgraph=True``), so under ``torch.compile`` a draw from a transform's
     generator is this op: it runs the eager draw, from the same generator, in
     the graph's order. Tagged ``nondeterministic_seeded``: never merged with
-    another draw, never recomputed in a backward pass.
+    another draw, never recomputed in a backward pass; and ``cudagraph_unsafe``:
+    it runs outside CUDA graphs (``mode="reduce-overhead"``), which would
+    replay one draw forever.
     """
     generator = _GENERATORS.get(generator_id)
     if generator is None:
