@@ -164,16 +164,21 @@ def _separable_axis(values, feats, axis, cost, inf):
     shape = moved.shape
     n = shape[-1]
     g = moved.reshape(-1, n)
-    arg = torch.empty(g.shape, dtype=torch.int64, device=g.device)
+    old = [f.movedim(dim, -1).reshape(-1, n) for f in feats]
+    out = torch.empty_like(g)
+    new = [torch.empty(g.shape, dtype=torch.int32, device=g.device) for _ in range(len(feats) + 1)] if feats else []
+    pos = torch.arange(n, device=g.device)
     block = max(1, _ENVELOPE_BLOCK // (n * n if n <= _SHORT_LINE else 2 * n))
     for l0 in range(0, g.shape[0], block):
-        arg[l0:l0 + block] = _first_argmin(g[l0:l0 + block], cost)
-    out = cost(g.gather(1, arg), torch.arange(n, device=g.device) - arg)
+        lines = slice(l0, l0 + block)
+        arg = _first_argmin(g[lines], cost)
+        out[lines] = cost(g[lines].gather(1, arg), pos - arg)
+        for f_old, f_new in zip(old, new):
+            f_new[lines] = f_old[lines].gather(1, arg)
+        if feats:
+            new[-1][lines] = arg
     if not out.is_floating_point():
         out.clamp_(max=inf)
-    new = []
-    if feats:
-        new = [f.movedim(dim, -1).reshape(-1, n).gather(1, arg) for f in feats] + [arg.to(torch.int32)]
     out = out.reshape(shape).movedim(-1, dim)
     return out, [f.reshape(shape).movedim(-1, dim) for f in new]
 
