@@ -1,7 +1,7 @@
 # Two entry points for a fresh machine (see README, Quickstart):
 #   make demo   create .venv, install, run `python -m morphaug.demo`
 #   make test   create .venv, install, build the native kernels, run the test suite
-# MORPHAUG_CUDA=0 skips the CUDA compile while iterating locally.
+# The CUDA kernels are compiled when a GPU is visible (or MORPHAUG_CUDA=1): see morphaug/build.py.
 # MORPHAUG_CUDA_EMULATION=1 (the default here) also builds morphaug._C_emu, the
 # CUDA launchers compiled for the CPU emulator that the test suite runs.
 
@@ -14,19 +14,16 @@ PYTEST_ARGS ?=
 
 export MORPHAUG_CUDA_EMULATION ?= 1
 
-ifneq ($(wildcard /usr/local/cuda),)
-export CUDA_HOME ?= /usr/local/cuda
-endif
-
-NATIVE_SOURCES := $(shell find csrc -type f 2>/dev/null) $(wildcard setup.py)
+NATIVE_SOURCES := $(shell find csrc -type f 2>/dev/null) setup.py morphaug/build.py
 
 .PHONY: install demo test bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Re-run whenever pyproject.toml, setup.py or a source under csrc/ changes: the
-# editable install rebuilds the native extension.
+# Re-run whenever pyproject.toml, setup.py, morphaug/build.py or a source under csrc/
+# changes: the editable install rebuilds the native extension (ninja, in build/temp:
+# only what changed).
 $(VENV)/.installed: $(PY) pyproject.toml $(NATIVE_SOURCES)
 	$(PIP) install torch==2.14.1 torchvision==0.29.1
 	$(PIP) install "setuptools>=64" wheel ninja

@@ -141,6 +141,11 @@ def build_ext_command():
     class BuildNative(cpp_extension.BuildExtension):
         """torch's BuildExtension (ninja when found) that degrades to no extension on failure and records the outcome."""
 
+        def finalize_options(self):
+            super().finalize_options()
+            if self.editable_mode:  # a fixed folder, where ninja rebuilds only what changed (make test)
+                self.build_temp = str(ROOT / "build" / "temp")
+
         def run(self):
             reason = None
             try:

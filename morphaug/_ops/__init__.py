@@ -21,6 +21,7 @@ from ._dispatch import TABLES, Case, Table
 from ._opaque import Results, distances, one_result, opaque_under_compile
 from ._library import (
     KERNELS,
+    NativeKernelsWarning,
     backend_info,
     built_for,
     emulating_cuda,
@@ -31,7 +32,7 @@ from ._library import (
     why_not,
 )
 
-__all__ = ["KERNELS", "TABLES", "Case", "Table", "Results", "kernels", "backend_info", "built_for", "distances",
+__all__ = ["KERNELS", "NativeKernelsWarning", "TABLES", "Case", "Table", "Results", "kernels", "backend_info", "built_for", "distances",
            "emulating_cuda", "load_emulation", "load_native", "one_result", "opaque_under_compile", "ops_for",
            "use_native", "why_not"]
 

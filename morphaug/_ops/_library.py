@@ -1,9 +1,14 @@
 """Loading ``morphaug._C``, which native kernel can take a call, and the backend policy.
 
-``morphaug._C`` is optional: it is built at install time when a compiler is
-found (CUDA kernels too when torch is a CUDA build and nvcc is found), and is
-loaded when this package is imported, its fake kernels with it. When it is
-missing, or not built for a device, every op runs on the pure-torch backend.
+``morphaug._C`` is optional: it is built at install time when torch is
+importable there and a compiler is found (see :mod:`morphaug.build`), or
+after the fact by ``python -m morphaug.build`` into a cache folder, and is
+loaded when this package is imported (the package's own, else the cached
+one), its fake kernels with it. When it is missing, or not built for a
+device, every op runs on the pure-torch backend; when it is missing, the first
+call that a native kernel would take warns once (:class:`NativeKernelsWarning`)
+with the command that builds it, unless ``MORPHAUG_BACKEND=torch`` says the
+pure-torch backend is intended.
 
 The environment variable ``MORPHAUG_BACKEND`` sets the policy, read at each
 call:
@@ -29,12 +34,17 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
+import json
 import math
 import os
+import sys
+import warnings
+from pathlib import Path
 
 import torch
 
-__all__ = ["KERNELS", "Kernel", "load_native", "load_emulation", "emulating_cuda", "ops_for", "built_for",
+__all__ = ["KERNELS", "Kernel", "NativeKernelsWarning", "BackendInfo", "load_native", "load_emulation", "emulating_cuda", "ops_for", "built_for",
            "why_not", "use_native", "backend_info"]
 
 _REAL_DTYPES = frozenset({
@@ -101,22 +111,70 @@ KERNELS = {
 
 _DISPATCH_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
 _POLICIES = ("auto", "torch", "native")
-_HOW_TO_BUILD = {
-    "morphaug._C": "reinstall morphaug with a C++ compiler to build it",
-    "morphaug._C_emu": "reinstall morphaug with MORPHAUG_CUDA_EMULATION=1 to build it (make test does)",
-}
+_FIX = ("build them for this torch with `python -m morphaug.build`, or reinstall with "
+        "`pip install --no-build-isolation .` from a clone (a C++ compiler is needed)")
+_PACKAGE = Path(__file__).resolve().parent.parent
 _loaded: dict[str, tuple[object | None, str | None]] = {}
 # (namespace, kernel, dispatch key) -> whether the loaded library has it: read
 # once at load, so that choosing a kernel stays traceable (torch.compile).
 _built: dict[tuple[str, str, str], bool] = {}
+_warned_missing = False
+
+
+class NativeKernelsWarning(RuntimeWarning):
+    """morphaug runs on its pure-torch backend because its native kernels are not built (or do not load)."""
+
+
+def _build_record() -> dict:
+    """What the install said of the native kernels (``morphaug/_native_build.json``, written by setup.py), or {}."""
+    try:
+        return json.loads((_PACKAGE / "_native_build.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _why_missing(error: ImportError) -> str:
+    """Why ``morphaug._C`` did not import, in a user's words, with the fix."""
+    if isinstance(error, ModuleNotFoundError) or sys.modules.get("morphaug._C", ...) is None:  # absent or hidden
+        record = _build_record()
+        cause = record.get("reason") or "the install did not build them"
+        return f"morphaug's native kernels are not built: {cause}; {_FIX}"
+    return (f"morphaug's native kernels do not load ({error}); they were probably built against another torch "
+            f"than {torch.__version__}: {_FIX}")
+
+
+def _import_native(name: str):
+    """``morphaug._C`` (the package's own, else the one ``python -m morphaug.build`` cached) or ``morphaug._C_emu``."""
+    if name != "morphaug._C":
+        return importlib.import_module(name)
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        from .. import build
+
+        cached = build.cached_library()
+        if cached is None:
+            raise ImportError(_why_missing(error), name=name) from error
+        spec = importlib.util.spec_from_file_location(name, cached)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except ImportError as cached_error:
+            del sys.modules[name]
+            raise ImportError(f"{cached} does not load ({cached_error}); rebuild it with "
+                              "`python -m morphaug.build --force`", name=name) from cached_error
+        return module
 
 
 def _load(name: str, namespace: str):
     if name not in _loaded:
         try:
-            _loaded[name] = (importlib.import_module(name), None)
+            _loaded[name] = (_import_native(name), None)
         except ImportError as error:
-            _loaded[name] = (None, f"{name} is not importable ({error}); {_HOW_TO_BUILD[name]}")
+            _loaded[name] = (None, str(error) if name == "morphaug._C" else
+                             f"{name} is not importable ({error}); reinstall morphaug with "
+                             "MORPHAUG_CUDA_EMULATION=1 to build it (make test does)")
         else:
             from ._fakes import register_fakes
 
@@ -217,25 +275,50 @@ def use_native(kernel: str, tensor: torch.Tensor, what: str | None = None) -> bo
             f"MORPHAUG_BACKEND=native, but {what or kernel} on a {tensor.device.type} {tensor.dtype} "
             f"tensor of shape {tuple(tensor.shape)} cannot run natively: {reason}"
         )
+    if not _warned_missing and not torch.compiler.is_compiling():
+        _warn_if_missing()
     return False
 
 
-def backend_info(verbose: bool = True) -> dict:
-    """What is built and where each native kernel runs; printed unless ``verbose=False``.
+def _warn_if_missing() -> None:
+    """Warn once per process that ``morphaug._C`` is missing (a call it would take runs on torch)."""
+    global _warned_missing
+    module, reason = load_native(False)
+    if module is None:
+        _warned_missing = True
+        warnings.warn(f"{reason}. Until then morphaug runs on its pure-torch backend (exact, often 10x slower "
+                      "on the CPU); MORPHAUG_BACKEND=torch says that is intended and silences this warning.",
+                      NativeKernelsWarning, stacklevel=4)
 
-    Returns a dict with keys ``native_built`` (bool), ``native_devices``
-    (device types with some native kernel), ``native_error`` (why
-    ``morphaug._C`` is missing, or None), ``torch``, ``torch_cuda`` (CUDA
-    version torch was built with, or None), ``cuda_available``, ``requested``
-    (the ``MORPHAUG_BACKEND`` policy), ``emulating_cuda``
-    (``MORPHAUG_EMULATE_CUDA=1``: the cpu column is then the emulated CUDA
-    launchers'), ``kernels``: ``{kernel: {"used_by": ..., "cpu": ..., "cuda":
-    ...}}``, each device ``"native"``, ``"torch"`` (with the reason when the
-    kernel is missing there) or ``"unavailable (native forced)"``, for inputs
-    of rank 3 and float32 where the kernel takes it (else its first dtype),
-    and ``tables``: every public op's dispatch table, ``{op: [{"when", "kernel", "cpu", "cuda"}, ...]}``
-    with each device's reason the case falls through (None: it runs there),
-    the last row ``"otherwise"`` on ``"torch"``.
+
+class BackendInfo(dict):
+    """What :func:`backend_info` found: a dict (its keys are listed there) with a one-line repr."""
+
+    def __repr__(self) -> str:
+        native = ", ".join(self["native_devices"]) or "none"
+        return (f"BackendInfo(native={native}, MORPHAUG_BACKEND={self['requested']}, torch={self['torch']}, "
+                f"{len(self['kernels'])} kernels, {len(self['tables'])} dispatch tables)")
+
+
+def backend_info(verbose: bool = True, tables: bool = False) -> BackendInfo:
+    """What is built and where each native kernel runs; a summary printed unless ``verbose=False``
+    (with every op's dispatch table when ``tables=True``).
+
+    Returns a :class:`BackendInfo`, a dict with a one-line repr, with keys
+    ``native_built`` (bool), ``native_devices`` (device types with some native
+    kernel), ``native_error`` (why ``morphaug._C`` is missing, with the command
+    that builds it, or None), ``native_library`` (the path it was loaded from,
+    or None), ``torch``, ``torch_cuda`` (CUDA version torch was built with, or
+    None), ``cuda_available``, ``requested`` (the ``MORPHAUG_BACKEND``
+    policy), ``emulating_cuda`` (``MORPHAUG_EMULATE_CUDA=1``: the cpu column is
+    then the emulated CUDA launchers'), ``kernels``: ``{kernel: {"used_by":
+    ..., "cpu": ..., "cuda": ...}}``, each device ``"native"``, ``"torch"``
+    (with the reason when the kernel is missing there) or ``"unavailable
+    (native forced)"``, for inputs of rank 3 and float32 where the kernel
+    takes it (else its first dtype), and ``tables``: every public op's dispatch
+    table, ``{op: [{"when", "kernel", "cpu", "cuda"}, ...]}`` with each
+    device's reason the case falls through (None: it runs there), the last row
+    ``"otherwise"`` on ``"torch"``.
     """
     from ._dispatch import TABLES
 
@@ -254,22 +337,23 @@ def backend_info(verbose: bool = True) -> dict:
                 row[device] = "unavailable (native forced)" if requested == "native" else "torch"
                 row[f"{device}_why"] = why
         kernels[name] = row
-    info = {
-        "native_built": module is not None,
-        "native_devices": [d for d in _DISPATCH_KEYS if any(built_for(k, d) for k in KERNELS)],
-        "native_error": error,
-        "torch": torch.__version__,
-        "torch_cuda": torch.version.cuda,
-        "cuda_available": torch.cuda.is_available(),
-        "requested": requested,
-        "emulating_cuda": emulating_cuda(),
-        "kernels": kernels,
-        "tables": {op: [{"when": when, "kernel": kernel, **reasons}
-                        for (when, kernel, _), reasons in zip(table.rows("cpu"), _reasons(table))]
-                   for op, table in TABLES.items()},
-    }
+    info = BackendInfo(
+        native_built=module is not None,
+        native_devices=[d for d in _DISPATCH_KEYS if any(built_for(k, d) for k in KERNELS)],
+        native_error=error,
+        native_library=getattr(module, "__file__", None),
+        torch=torch.__version__,
+        torch_cuda=torch.version.cuda,
+        cuda_available=torch.cuda.is_available(),
+        requested=requested,
+        emulating_cuda=emulating_cuda(),
+        kernels=kernels,
+        tables={op: [{"when": when, "kernel": kernel, **reasons}
+                     for (when, kernel, _), reasons in zip(table.rows("cpu"), _reasons(table))]
+                for op, table in TABLES.items()},
+    )
     if verbose:
-        print(_summary(info))
+        print(_summary(info, tables))
     return info
 
 
@@ -279,10 +363,11 @@ def _reasons(table) -> list[dict]:
     return [dict(zip(by_device, whys)) for whys in zip(*by_device.values())]
 
 
-def _summary(info: dict) -> str:
+def _summary(info: dict, tables: bool) -> str:
     built = "built for " + (", ".join(info["native_devices"]) or "no device")
     lines = [
-        f"morphaug native kernels (morphaug._C): {built if info['native_built'] else 'not built'}",
+        f"morphaug native kernels (morphaug._C): {built if info['native_built'] else 'not built'}"
+        + (f" ({info['native_library']})" if info["native_library"] else ""),
         f"torch {info['torch']}, CUDA build {info['torch_cuda'] or 'no'}, "
         f"CUDA device {'available' if info['cuda_available'] else 'not available'}",
         f"MORPHAUG_BACKEND={info['requested']}",
@@ -295,6 +380,9 @@ def _summary(info: dict) -> str:
     lines.append(f"{'kernel'.ljust(width)}  cpu     cuda    used by")
     for name, row in info["kernels"].items():
         lines.append(f"{name.ljust(width)}  {row['cpu']:<7} {row['cuda']:<7} {row['used_by']}")
+    if not tables:
+        lines.append("backend_info(tables=True) also prints each op's dispatch table")
+        return "\n".join(lines)
     lines.append("dispatch tables: the first case that takes a call runs it (cpu / cuda: yes, or why not)")
     for op, rows in info["tables"].items():
         lines.append(f"  {op}")
