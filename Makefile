@@ -35,9 +35,13 @@ install: $(VENV)/.installed
 demo: install
 	$(PY) -m morphaug.demo
 
+# The suite runs twice: on the native kernels (and the emulated CUDA launchers), then on the
+# pure-torch backend that an install without native kernels runs (MORPHAUG_BACKEND=torch;
+# tests/conftest.py: TORCH_LEG), on both cores.
 test: install
 	$(PY) -c "import morphaug; morphaug.backend_info()"
 	$(PY) -m pytest $(PYTEST_ARGS)
+	MORPHAUG_BACKEND=torch $(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: install
 	$(PY) benchmarks/run.py

@@ -176,9 +176,10 @@ def _labels(device, *shape, classes=3):
     return torch.randint(0, classes, shape, device=device, dtype=torch.uint8)
 
 
-def _hist(device, *shape):
+def _hist(device, *shape, axes=1):
+    """Histograms over the last ``axes`` axes (a grid's), each of mass 1."""
     values = torch.rand(shape, device=device) + 0.1
-    return values / values.flatten(1).sum(-1).view(-1, *[1] * (len(shape) - 1))
+    return values / values.sum(dim=tuple(range(-axes, 0)), keepdim=True)
 
 
 def call(name, make, reads=(), native=()):
@@ -280,9 +281,9 @@ CALLS = [
     call("ot.SinkhornLoss", lambda d, n: (ot.SinkhornLoss(reg=0.1), (_hist(d, B, 64), _hist(d, B, 64),
                                                                      _image(d, 64, 64)), {}),
          reads={"ot arguments", "ot cost range", "ot convergence"}),
-    call("ot.grid_sinkhorn", lambda d, n: (ot.grid_sinkhorn, (_hist(d, B, n, n), _hist(d, B, n, n), 0.05), {}),
+    call("ot.grid_sinkhorn", lambda d, n: (ot.grid_sinkhorn, (_hist(d, B, n, n, axes=2), _hist(d, B, n, n, axes=2), 0.05), {}),
          reads={"ot arguments", "ot convergence"}),
-    call("ot.wasserstein_barycenter", lambda d, n: (ot.wasserstein_barycenter, (_hist(d, B, 2, n, n), 0.05), {}),
+    call("ot.wasserstein_barycenter", lambda d, n: (ot.wasserstein_barycenter, (_hist(d, B, 2, n, n, axes=2), 0.05), {}),
          reads={"ot arguments", "ot convergence"}),
 ]
 

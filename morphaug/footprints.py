@@ -31,6 +31,7 @@ from typing import NamedTuple
 import torch
 
 from ._checks import check_int
+from ._sync import to_device
 
 __all__ = [
     "SHAPES",
@@ -415,7 +416,7 @@ def footprints_from_params(shape_index: torch.Tensor, radius: torch.Tensor,
             raise ValueError(f"radius values must lie in [0, max_radius={max_radius}]")
     metrics = _metrics(max_radius, ndim, device)
     table = torch.stack([metrics[name] for name in shapes])          # (S, *k)
-    powers = torch.tensor([_POWERS[name] for name in shapes], device=device)
+    powers = to_device(torch.tensor([_POWERS[name] for name in shapes]), device)
     index = shape_index.long()
     radius = radius.long()
     threshold = radius ** powers[index]                                # (B,)

@@ -40,6 +40,12 @@ def device(request):
     return torch.device(request.param)
 
 
+#: ``make test``'s second run, on the pure-torch backend that an install without native kernels gets:
+#: every test runs with ``MORPHAUG_BACKEND=torch`` but where it sets the policy itself, and the
+#: ``backend`` fixture runs its torch case only.
+TORCH_LEG = os.environ.get("MORPHAUG_BACKEND", "").strip().lower() == "torch"
+
+
 @pytest.fixture(params=["torch", "auto", "emulated"], scope="module")
 def backend(request):
     """Runs a module's tests on the pure-torch backend, on the automatic choice, then on the
@@ -52,6 +58,8 @@ def backend(request):
     whose ops have no CUDA kernel sets ``NO_CUDA_KERNELS = True``: emulated, it would only
     repeat the torch backend.
     """
+    if TORCH_LEG and request.param != "torch":
+        pytest.skip("the torch leg of make test (MORPHAUG_BACKEND=torch): the native leg runs this backend")
     if request.param == "emulated" and getattr(request.module, "NO_CUDA_KERNELS", False):
         pytest.skip("no CUDA kernel: emulated CUDA runs the torch backend here")
     if request.param == "emulated" and _ops.load_emulation()[0] is None:

@@ -46,8 +46,10 @@ OWN = {
 #: the MONAI metric classes among the MONAI adapters; every other adapter class is a transform
 METRICS = [getattr(monai_adapters, name) for name in monai_adapters.__all__
            if issubclass(getattr(monai_adapters, name), monai_metrics.Metric)]
+#: every adapter class but the metrics (a class of ``__all__`` without ``core_class``, like torchvision's
+#: ``DenseTarget``, is a type the adapters return, no adapter)
 ADAPTERS = [(module, getattr(module, name)) for module in FRAMEWORKS for name in module.__all__
-            if getattr(module, name) not in METRICS]
+            if getattr(module, name) not in METRICS and hasattr(getattr(module, name), "core_class")]
 IDS = [f"{module.__name__.rsplit('.', 1)[1]}.{cls.__name__}" for module, cls in ADAPTERS]
 MONAI_TRANSFORMS = [cls.__name__ for module, cls in ADAPTERS if module is monai_adapters]
 

@@ -26,10 +26,13 @@ from morphaug import _ops, ndimage
 from morphaug.transforms import _components
 from morphaug.transforms import KeepLargestComponents, RandRemoveComponent, RemoveSmallComponents
 
-monai_data = pytest.importorskip("monai.data")
-monai_post = pytest.importorskip("monai.transforms")
-skimage_measure = pytest.importorskip("skimage.measure")
-skimage_morphology = pytest.importorskip("skimage.morphology")
+
+
+def _reference(name: str):
+    """A reference library's module, imported by the test that compares with it: the tests that
+    need none still run where MONAI or scikit-image is missing."""
+    return pytest.importorskip(name, exc_type=ImportError)
+
 
 SHAPE2 = (23, 21)
 SHAPE3 = (13, 12, 11)
@@ -96,7 +99,7 @@ def assert_onehot_matches_monai(ours: torch.Tensor, monai: torch.Tensor, classes
 # --------------------------------------------------------------------------- KeepLargestComponents
 def monai_keep_largest(x: torch.Tensor, **kwargs) -> torch.Tensor:
     """MONAI's KeepLargestConnectedComponent on each sample (it may write into its input: a copy)."""
-    transform = monai_post.KeepLargestConnectedComponent(**kwargs)
+    transform = _reference("monai.transforms").KeepLargestConnectedComponent(**kwargs)
     return torch.stack([plain(transform(sample.clone())) for sample in x])
 
 
@@ -161,8 +164,8 @@ def test_keep_largest_empty_and_full_slices():
 # --------------------------------------------------------------------------- RemoveSmallComponents
 def monai_remove_small(x: torch.Tensor, affine=None, **kwargs) -> torch.Tensor:
     """MONAI's RemoveSmallObjects on each sample, a MetaTensor with ``affine`` when given."""
-    transform = monai_post.RemoveSmallObjects(**kwargs)
-    wrap = (lambda t: t) if affine is None else (lambda t: monai_data.MetaTensor(t, affine=affine))
+    transform = _reference("monai.transforms").RemoveSmallObjects(**kwargs)
+    wrap = (lambda t: t) if affine is None else (lambda t: _reference("monai.data").MetaTensor(t, affine=affine))
     return torch.stack([plain(transform(wrap(sample.clone()))) for sample in x])
 
 
@@ -228,7 +231,7 @@ def test_remove_small_is_strictly_smaller_as_documented():
     x[0, 0, 4, :2] = 1  # 2 voxels
     ours = RemoveSmallComponents("label", min_size=3)(x)
     assert ours.sum() == 3 and ours[0, 0, 0, :3].all()
-    skimage = skimage_morphology.remove_small_objects(x[0, 0].numpy().astype(bool), max_size=2)
+    skimage = _reference("skimage.morphology").remove_small_objects(x[0, 0].numpy().astype(bool), max_size=2)
     np.testing.assert_array_equal(ours[0, 0].numpy().astype(bool), skimage)
     assert torch.equal(ours, monai_remove_small(x.float(), min_size=monai_min_size(3)).long())
     assert torch.equal(RemoveSmallComponents("label", min_size=2.5)(x), ours)  # fewer than 2.5: 2 and less
@@ -284,7 +287,7 @@ def ref_remove_component(labels: np.ndarray, onehot_labels: bool, params: dict, 
             if not workon.any():
                 continue
             num_voxels = np.prod(workon.shape, dtype=np.uint64)
-            lab = skimage_measure.label(workon, connectivity=transform.connectivity)
+            lab = _reference("skimage.measure").label(workon, connectivity=transform.connectivity)
             sizes = {i + 1: n for i, n in enumerate(np.bincount(lab.ravel())[1:])}
             valid = [i for i, n in sizes.items() if n < num_voxels * transform.max_fraction]
             if not valid:

@@ -94,7 +94,7 @@ def test_main_rejects_cuda_without_cuda(capsys, tmp_path):
 
 def test_missing_extras_give_a_clear_message(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(SystemExit, match=r"morphaug\[demo\]"):
+    with pytest.raises(SystemExit, match=r"pip install scipy matplotlib"):
         demo.run_demo(torch.device("cpu"), tmp_path, size=8, batch=1)
 
 

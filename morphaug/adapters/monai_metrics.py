@@ -53,6 +53,7 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
     raise ImportError("morphaug.adapters.monai_metrics needs MONAI: pip install monai") from error
 
 from .. import metrics
+from .._sync import to_device
 
 __all__ = ["HausdorffDistanceMetric", "SurfaceDiceMetric", "SurfaceDistanceMetric"]
 
@@ -93,7 +94,7 @@ class _Batched:
             return self._compute(y_pred, y, groups[0])
         out = torch.empty(y_pred.shape[:2], device=y_pred.device)
         for sampling in groups:  # one call per distinct spacing
-            index = torch.tensor([b for b, s in enumerate(per_sample) if s == sampling], device=y_pred.device)
+            index = to_device(torch.tensor([b for b, s in enumerate(per_sample) if s == sampling]), y_pred.device)
             out[index] = self._compute(y_pred[index], y[index], sampling)
         return out
 

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from .. import _ops, ndimage
+from .._sync import to_device
 
 __all__ = ["DISTANCE_METRICS", "SurfaceDistanceResult", "average_surface_distance", "hausdorff_distance",
            "normalized_surface_dice", "surface_distance_metrics"]
@@ -160,7 +161,7 @@ def _tolerance(tolerance, channels: int, device) -> float | torch.Tensor:
         raise ValueError(f"tolerance must be finite and >= 0, got {tolerance!r}")
     if values.ndim == 0:
         return float(values)
-    return torch.tensor(values.tolist(), dtype=torch.float32, device=device)[:, None]
+    return to_device(torch.tensor(values.tolist(), dtype=torch.float32), device)[:, None]
 
 
 def _flag(value, name: str) -> bool:

@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 import torch
 
 from .._checks import check_probability, is_int
+from .._sync import to_device
 
 __all__ = ["BatchTransform", "Param", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample",
            "check_choices", "check_int_range", "check_float_range", "check_sampling", "sampling_for"]
@@ -105,7 +106,7 @@ def _draw(kind: str, shape, low: int, high: int, generator: torch.Generator | No
         values = torch.randn(shape, generator=generator, device=where)
     else:
         values = torch.randint(low, high + 1, shape, generator=generator, device=where)
-    return values.to(device)
+    return to_device(values, device)  # a CPU generator's draw: staged, no blocking copy
 
 
 def uniform(shape, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
@@ -265,7 +266,7 @@ class Param:
             problem = self.values(value) if self.values is not None else None
             if problem:
                 raise ValueError(f"{where} {problem}")
-        return value.to(batch.device)
+        return to_device(value, batch.device)
 
 
 def _check_keys(keys, name: str) -> tuple:
