@@ -1,7 +1,10 @@
 # Two entry points for a fresh machine (see README, Quickstart):
 #   make demo   create .venv, install, run `python -m morphaug.demo`
 #   make test   create .venv, install, build the native kernels, run the test suite
-# The CUDA kernels are compiled when a GPU is visible (or MORPHAUG_CUDA=1): see morphaug/build.py.
+# This is the development build: where nvcc is found it compiles the CUDA kernels too
+# (MORPHAUG_CUDA=1, sm_90 without a GPU), so that nvcc checks them and the suite reaches
+# them on FakeTensor CUDA inputs; a user's pip install compiles them only for a visible
+# GPU (morphaug/build). MORPHAUG_CUDA=0 make ... leaves them out.
 # MORPHAUG_CUDA_EMULATION=1 (the default here) also builds morphaug._C_emu, the
 # CUDA launchers compiled for the CPU emulator that the test suite runs.
 
@@ -13,15 +16,19 @@ EXTRAS ?= test,demo,bench,monai,torchvision,kornia
 PYTEST_ARGS ?=
 
 export MORPHAUG_CUDA_EMULATION ?= 1
+ifneq ($(shell command -v nvcc 2>/dev/null)$(wildcard /usr/local/cuda/bin/nvcc),)
+export MORPHAUG_CUDA ?= 1
+export TORCH_CUDA_ARCH_LIST ?= 9.0
+endif
 
-NATIVE_SOURCES := $(shell find csrc -type f 2>/dev/null) setup.py morphaug/build.py
+NATIVE_SOURCES := $(shell find csrc -type f 2>/dev/null) setup.py morphaug/build/__init__.py
 
 .PHONY: install demo test bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Re-run whenever pyproject.toml, setup.py, morphaug/build.py or a source under csrc/
+# Re-run whenever pyproject.toml, setup.py, morphaug/build/ or a source under csrc/
 # changes: the editable install rebuilds the native extension (ninja, in build/temp:
 # only what changed).
 $(VENV)/.installed: $(PY) pyproject.toml $(NATIVE_SOURCES)

@@ -3,7 +3,7 @@
     pip install --no-build-isolation .       # torch, setuptools>=64, wheel (and ninja) installed first
 
 The package metadata lives in pyproject.toml; this file adds the extension,
-described once in ``morphaug/build.py`` (sources, flags, ``MORPHAUG_CUDA``,
+described once in ``morphaug/build/__init__.py`` (sources, flags, ``MORPHAUG_CUDA``,
 ``TORCH_CUDA_ARCH_LIST``, ``MAX_JOBS``: see its notes), and the files a wheel
 carries beside the package: the C++ / CUDA sources (``morphaug/_csrc``, for
 ``python -m morphaug.build``) and ``morphaug/_native_build.json``, which says
@@ -39,8 +39,8 @@ RECORD = "_native_build.json"
 
 
 def _load_build_description():
-    """morphaug/build.py, loaded by path: importing the package would import all of morphaug."""
-    spec = importlib.util.spec_from_file_location("morphaug_build", ROOT / "morphaug" / "build.py")
+    """morphaug.build, loaded by path: importing the package would import all of morphaug."""
+    spec = importlib.util.spec_from_file_location("morphaug_build", ROOT / "morphaug" / "build" / "__init__.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -170,7 +170,7 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     try:
         import scipy.ndimage as ndi
     except ImportError as error:
-        raise SystemExit("the ndimage suite needs SciPy: pip install 'morphaug[bench]'") from error
+        raise SystemExit("the ndimage suite needs SciPy: pip install --no-build-isolation '.[bench]' from the clone") from error
 
     device = torch.device(device)
     g = torch.Generator().manual_seed(0)

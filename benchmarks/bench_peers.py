@@ -57,7 +57,7 @@ def _cv2_rows(rows: list[Row], quick: bool) -> None:
     try:
         import cv2
     except ImportError:
-        raise SystemExit("the peers suite needs OpenCV: pip install 'morphaug[bench]'") from None
+        raise SystemExit("the peers suite needs OpenCV: pip install --no-build-isolation '.[bench]' from the clone") from None
     threads = torch.get_num_threads()
     cv2.setNumThreads(threads)
     ellipse = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))

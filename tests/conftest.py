@@ -46,6 +46,13 @@ def device(request):
 TORCH_LEG = os.environ.get("MORPHAUG_BACKEND", "").strip().lower() == "torch"
 
 
+@pytest.fixture
+def native_policy(monkeypatch):
+    """The automatic choice of backend for a test of the native kernels' own behaviour (their results
+    against the torch loop's, the reads they spare), in the torch leg too."""
+    monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
+
+
 @pytest.fixture(params=["torch", "auto", "emulated"], scope="module")
 def backend(request):
     """Runs a module's tests on the pure-torch backend, on the automatic choice, then on the

@@ -388,6 +388,7 @@ def test_orders_are_checked():
     assert EMULATOR.get_order() == ("forward", 0)
 
 
+@pytest.mark.usefixtures("native_policy")
 @needs_emulator
 def test_select_follows_the_cuda_kernels_when_emulating(monkeypatch):
     x = torch.zeros(1, 1, 4, 4)

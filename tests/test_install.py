@@ -43,8 +43,13 @@ def isolated_wheel(tmp_path_factory):
     """A wheel built as ``pip install .`` builds it: in pip's isolated environment, without torch."""
     folder = tmp_path_factory.mktemp("wheel")
     source = folder / "source"  # a copy without build outputs, as a clone has
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.so",
-                                                                "__pycache__", "_native_build.json", "*.egg-info"))
+    outputs = shutil.ignore_patterns("*.so", "__pycache__", "_native_build.json", "*.egg-info")
+
+    def ignore(folder, names):
+        top = {".venv", ".git", "build", "dist"} & set(names) if Path(folder) == ROOT else set()
+        return top | outputs(folder, names)
+
+    shutil.copytree(ROOT, source, ignore=ignore)
     env = {k: v for k, v in os.environ.items() if k != "MORPHAUG_REQUIRE_NATIVE"}
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), str(source)], env=env)
     (wheel,) = folder.glob("morphaug-*.whl")
@@ -57,8 +62,8 @@ def test_sdist_carries_what_the_native_build_needs(tmp_path):
     (sdist,) = tmp_path.glob("morphaug-*.tar.gz")
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
-    missing = {*SOURCES, "setup.py", "pyproject.toml", "LICENSE", "README.md", "morphaug/build.py",
-               "morphaug/py.typed"} - names
+    missing = {*SOURCES, "setup.py", "pyproject.toml", "LICENSE", "README.md", "morphaug/build/__init__.py",
+               "morphaug/build/__main__.py", "morphaug/py.typed"} - names
     assert not missing, f"the sdist lacks {sorted(missing)}"
     assert not [name for name in names if name.endswith((".so", ".o", ".pyc"))]
 
@@ -68,7 +73,7 @@ def test_isolated_wheel_is_pure_torch_and_says_why(isolated_wheel):
         names = set(archive.namelist())
         record = json.loads(archive.read("morphaug/_native_build.json"))
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    assert "morphaug/py.typed" in names
+    assert {"morphaug/py.typed", "morphaug/build/__init__.py", "morphaug/build/__main__.py"} <= names
     assert any(name.endswith(".dist-info/licenses/LICENSE") or name.endswith(".dist-info/LICENSE") for name in names)
     assert {f"morphaug/_csrc/{name[len('csrc/'):]}" for name in SOURCES} <= names
     assert not [name for name in names if "/_C" in name and name.endswith(".so")]
@@ -100,8 +105,8 @@ WARNED_CALL = ONLY_THE_WHEEL + textwrap.dedent("""
 
 
 def _call_installed(unpacked: Path, cache: Path, **env) -> dict:
-    environment = {**os.environ, "PYTHONPATH": str(unpacked), "MORPHAUG_CACHE_DIR": str(cache), **env}
-    environment.pop("MORPHAUG_EMULATE_CUDA", None)
+    environment = {k: v for k, v in os.environ.items() if k not in ("MORPHAUG_BACKEND", "MORPHAUG_EMULATE_CUDA")}
+    environment.update(PYTHONPATH=str(unpacked), MORPHAUG_CACHE_DIR=str(cache), **env)
     result = _run([sys.executable, "-c", WARNED_CALL, str(unpacked)], env=environment, cwd=unpacked)
     return json.loads(result.stdout.strip().splitlines()[-1])
 

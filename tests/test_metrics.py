@@ -424,6 +424,7 @@ def expected_lists(masks, sampling, symmetric: bool, listed=None):
 
 @pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
                     reason="morphaug._C not built")
+@pytest.mark.usefixtures("native_policy")
 @pytest.mark.parametrize("shape", [(4, 1, 23), (4, 3, 17, 70), (2, 2, 9, 13, 130)])  # lines of 1 to 3 words
 @pytest.mark.parametrize("spaced", [False, True])
 @pytest.mark.parametrize("density", [0.003, 0.5, 0.97, None])
@@ -445,6 +446,7 @@ def test_the_native_surface_lists_are_scipys_surfaces_and_float32_distances_bit_
 
 @pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
                     reason="morphaug._C not built")
+@pytest.mark.usefixtures("native_policy")
 def test_voxels_the_search_leaves_read_the_distance_transform(monkeypatch):
     """Surface voxels far from every voxel of the paired surface (beyond the reach) get -1 from the
     kernel, and the distance transform's value from the metrics."""
@@ -477,6 +479,7 @@ def test_a_search_that_finds_nothing_seeds_no_other():
 
 @pytest.mark.skipif(not _ops.built_for("surface_distance_lists", "cpu", emulate=False),
                     reason="morphaug._C not built")
+@pytest.mark.usefixtures("native_policy")
 def test_far_surfaces_spend_the_budget_and_read_the_distance_transform(monkeypatch):
     """A prediction far from its reference: the searches of a slice stop once they have visited
     ``budget`` line offsets per voxel of the slice (-1), and the metrics read the distance transform

@@ -139,6 +139,7 @@ def test_max_iter_and_tol_like_pot():
         assert result.n_iter.tolist() == n_iters
 
 
+@pytest.mark.usefixtures("native_policy")
 @pytest.mark.parametrize("dtype", [torch.float32, F64])
 def test_native_scaling_loop_is_the_torch_loop(monkeypatch, dtype):
     """On CPU the shared-cost Sinkhorn-Knopp loop runs in C++ (op sinkhorn_scaling): the
@@ -343,6 +344,7 @@ def test_barycenter_matches_pot(reg, method, weights):
     torch.testing.assert_close(result.sum((-2, -1)), torch.ones(3, dtype=F64), atol=1e-4, rtol=0)
 
 
+@pytest.mark.usefixtures("native_policy")
 @pytest.mark.parametrize("dtype", [torch.float32, F64])
 @pytest.mark.parametrize("shape", [(12, 15), (5, 7, 6)])
 def test_native_barycenter_loop_is_the_torch_loop(monkeypatch, dtype, shape):

@@ -133,6 +133,7 @@ def test_inference_refuses_values_it_cannot_count():
     FillHoles("label", classes=(2, 5))(labels)  # given classes: nothing is read
 
 
+@pytest.mark.usefixtures("native_policy")
 @pytest.mark.parametrize("name", ["RandLabelMorphology", "RandBoundaryJitter", "RandRemoveComponent"])
 def test_one_read_per_call_whatever_the_keys(name, monkeypatch):
     factory, _ = INFERRED[name]
@@ -150,6 +151,7 @@ def test_one_read_per_call_whatever_the_keys(name, monkeypatch):
 
 @pytest.mark.parametrize("name", ["FillHoles", "DistanceMap", "LabelBoundary", "KeepLargestComponents",
                                   "RemoveSmallComponents"])
+@pytest.mark.usefixtures("native_policy")
 def test_given_classes_read_nothing(name, monkeypatch):
     factory, classes = INFERRED[name]
     reads = count_reads(monkeypatch)

@@ -32,7 +32,6 @@ only; a wheel built with them declares ``torch==X.Y.*``.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import re
@@ -47,7 +46,7 @@ __all__ = ["DEFAULT_CUDA_ARCHS", "NativeBuildError", "source_root", "cuda_choice
 #: Architectures compiled by ``MORPHAUG_CUDA=1`` without a visible GPU or ``TORCH_CUDA_ARCH_LIST``: Turing
 #: and Ampere binaries (8.0's run on 8.6 and 8.9), Hopper's with PTX that newer GPUs compile at load.
 DEFAULT_CUDA_ARCHS = "7.5;8.0;9.0+PTX"
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # morphaug/
 
 
 class NativeBuildError(RuntimeError):
@@ -231,29 +230,3 @@ def build(cuda: bool | None = None, jobs: int | None = None, quiet: bool = False
     if library is None:
         raise NativeBuildError(f"the build finished but left no morphaug/_C library in {target}")
     return library
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m morphaug.build", description=__doc__.split("\n\n")[0])
-    cuda = parser.add_mutually_exclusive_group()
-    cuda.add_argument("--cuda", dest="cuda", action="store_true", default=None, help="build the CUDA kernels too")
-    cuda.add_argument("--no-cuda", dest="cuda", action="store_false", help="build the CPU kernels only")
-    parser.add_argument("--jobs", type=int, default=None, help="parallel compile jobs (default: every core)")
-    parser.add_argument("--quiet", action="store_true", help="print only the result")
-    parser.add_argument("--force", action="store_true", help="rebuild even when this environment has them")
-    args = parser.parse_args(argv)
-    library = cached_library()
-    if library is not None and not args.force:
-        print(f"morphaug's native kernels are already built for this environment: {library} (--force rebuilds)")
-        return 0
-    try:
-        library = build(cuda=args.cuda, jobs=args.jobs, quiet=args.quiet)
-    except NativeBuildError as error:
-        print(f"morphaug.build: {error}", file=sys.stderr)
-        return 1
-    print(f"morphaug's native kernels: {library}\n`import morphaug` loads them from there in a new process.")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
