@@ -177,3 +177,21 @@ class Dispatched(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.names.append(func.name())
         return func(*args, **(kwargs or {}))
+
+
+def run_in_threads(work, arguments, switch_interval: float = 1e-6) -> None:
+    """``work(argument)`` on one thread per argument at once, under a short switch interval (so the
+    threads interleave at almost every bytecode), the interval restored afterwards."""
+    import sys
+    import threading
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(switch_interval)
+    try:
+        threads = [threading.Thread(target=work, args=(argument,)) for argument in arguments]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)

@@ -750,12 +750,9 @@ def test_staged_host_elements_are_copied_once_per_device(monkeypatch):
 
 def test_recent_elements_are_thread_safe(monkeypatch):
     """8 threads over more host elements than the cache holds, switching threads every microsecond."""
-    import sys
-    import threading
-
+    from conftest import run_in_threads
     from morphaug.ndimage import _elements
 
-    interval = sys.getswitchinterval()
     structures = [np.random.default_rng(seed).random((3, 3)) < 0.5 for seed in range(3 * _elements._RECENT_COUNT)]
     for structure in structures:
         structure[1, 1] = True
@@ -771,15 +768,7 @@ def test_recent_elements_are_thread_safe(monkeypatch):
         except Exception as error:  # noqa: BLE001 - reported below
             errors.append(error)
 
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(17 * k,)) for k in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_in_threads(work, [17 * k for k in range(8)])
     assert not errors, errors[:3]
     assert len(_elements._RECENT) <= _elements._RECENT_COUNT
 

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
-from conftest import assert_close_to_reference, slice_element, to_numpy
+from conftest import assert_close_to_reference, run_in_threads, slice_element, to_numpy
 
 from morphaug import ndimage
 
@@ -498,9 +498,6 @@ def test_long_thin_distances_match_scipy(index, fuzz_backend):
 def test_grey_ops_from_threads_match_scipy(index, fuzz_backend):
     """8 threads calling grey ops with more distinct boxes than the ops keep, switching every
     microsecond: every result SciPy's, no error."""
-    import sys
-    import threading
-
     rng = _rng("grey threads", index)
     x = torch.from_numpy(rng.random((1, 1, 7, 6)).astype(np.float32))
     calls = [(str(rng.choice(["grey_erosion", "grey_dilation"])), (int(a), int(b)),
@@ -520,16 +517,7 @@ def test_grey_ops_from_threads_match_scipy(index, fuzz_backend):
         except Exception as error:  # noqa: BLE001 - reported below
             errors.append(repr(error))
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_in_threads(work, range(8))
     assert not errors, errors[:3]
 
 

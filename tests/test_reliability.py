@@ -11,13 +11,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
+
+from conftest import run_in_threads
 
 from morphaug import _ops, ndimage
 from morphaug.ndimage import _grey
@@ -135,16 +136,7 @@ def test_grey_box_cache_under_eight_threads():
         except Exception as error:  # noqa: BLE001 - reported below
             errors.append(repr(error))
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_in_threads(work, range(8))
     assert not errors, errors[:3]
     assert len(_grey._RECENT_BOXES) <= _grey._RECENT_BOXES_COUNT
 
