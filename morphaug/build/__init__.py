@@ -114,10 +114,14 @@ def cuda_choice() -> tuple[bool, str]:
 def _prepare_cuda_environment() -> None:
     """CUDA_HOME for torch.utils.cpp_extension, and the default architectures without a visible GPU."""
     import torch
+    from torch.utils import cpp_extension
 
-    cuda_home = find_cuda_home()
-    if cuda_home and not os.environ.get("CUDA_HOME"):
-        os.environ["CUDA_HOME"] = cuda_home  # read by torch.utils.cpp_extension at import
+    cuda_home = os.environ.get("CUDA_HOME") or find_cuda_home()
+    if cuda_home:
+        os.environ["CUDA_HOME"] = cuda_home
+        # read once when cpp_extension is imported, where an nvcc on PATH outside the toolkit (a link in
+        # /usr/local/bin) makes it guess a root without lib64/libcudart: the link would fail
+        cpp_extension.CUDA_HOME = cuda_home
     if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
         os.environ["TORCH_CUDA_ARCH_LIST"] = DEFAULT_CUDA_ARCHS
 
