@@ -272,7 +272,7 @@ CALLS = [
          native={"ball_morphology", "edt"}),
     call("losses.BoundaryLoss", lambda d, n: (losses.BoundaryLoss(softmax=True, to_onehot_y=True),
                                               (_image(d, B, 2, n, n, n), _labels(d, B, 1, n, n, n, classes=2)), {}),
-         native={"signed_edt"}),
+         native={"edt"}),
     call("losses.HausdorffDTLoss", lambda d, n: (losses.HausdorffDTLoss(softmax=True, to_onehot_y=True),
                                                  (_image(d, B, 2, n, n, n), _labels(d, B, 1, n, n, n, classes=2)), {}),
          native={"edt"}),
