@@ -90,10 +90,7 @@ def emulated_sources(cuda_sources: list[str]) -> list[str]:
 
 def native_plan():
     """(extensions, the CUDA choice, the reason none are built or None)."""
-    # ninja installed next to this Python (a venv) may not be on PATH
-    scripts = str(Path(sys.executable).parent)
-    if shutil.which("ninja") is None and (Path(scripts) / "ninja").exists():
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    description.put_ninja_on_path()
     try:
         import torch  # noqa: F401
         from torch.utils import cpp_extension

@@ -40,8 +40,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["DEFAULT_CUDA_ARCHS", "NativeBuildError", "source_root", "cuda_choice", "extension", "torch_requirement",
-           "cache_folder", "cached_library", "build"]
+__all__ = ["DEFAULT_CUDA_ARCHS", "NativeBuildError", "put_ninja_on_path", "source_root", "cuda_choice", "extension",
+           "torch_requirement", "cache_folder", "cached_library", "build"]
 
 #: Architectures compiled by ``MORPHAUG_CUDA=1`` without a visible GPU or ``TORCH_CUDA_ARCH_LIST``: Turing
 #: and Ampere binaries (8.0's run on 8.6 and 8.9), Hopper's with PTX that newer GPUs compile at load.
@@ -109,6 +109,14 @@ def cuda_choice() -> tuple[bool, str]:
     if not torch.cuda.is_available():
         return False, "no GPU visible at build time (MORPHAUG_CUDA=1 builds them anyway)"
     return True, "a GPU is visible"
+
+
+def put_ninja_on_path() -> None:
+    """The ninja installed next to this Python (a venv's), which may not be on PATH: torch builds in
+    parallel with it, one file at a time without it."""
+    scripts = str(Path(sys.executable).parent)
+    if shutil.which("ninja") is None and (Path(scripts) / "ninja").exists():
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
 def _prepare_cuda_environment() -> None:
@@ -220,9 +228,7 @@ def build(cuda: bool | None = None, jobs: int | None = None, quiet: bool = False
     target = cache_folder(root)
     if target.exists():  # a rebuild: a process that loaded the old library keeps its (unlinked) file
         shutil.rmtree(target)
-    scripts = str(Path(sys.executable).parent)  # ninja installed next to this Python may not be on PATH
-    if shutil.which("ninja") is None and (Path(scripts) / "ninja").exists():
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    put_ninja_on_path()
     with tempfile.TemporaryDirectory(prefix="morphaug-build-") as temp:
         arguments = ["build_ext", "--build-lib", str(target), "--build-temp", temp]
         try:
