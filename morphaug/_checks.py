@@ -54,3 +54,14 @@ def check_probability(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
     return float(value)
+
+
+# ------------------------------------------------------------------ integers read on the host
+def check_host_int(value, name: str, minimum: int | None = None) -> int:
+    """:func:`check_int` for an argument SciPy takes as a Python or NumPy int: a tensor is a
+    TypeError too (its value would be read back from its device)."""
+    import torch  # here, not at the top: this module's vocabulary needs no torch otherwise
+
+    if isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be an int, got a tensor {value!r}")
+    return check_int(value, name, minimum)

@@ -29,7 +29,7 @@ from morphaug.ndimage import (
     binary_propagation,
     generate_binary_structure,
 )
-from morphaug.ndimage._binary import _binary_erosion
+from morphaug.ndimage._binary_backends import binary_erosion_worker as _binary_erosion
 from morphaug.ndimage._elements import Element
 
 # Every test runs on the torch backend and on the automatic (native where built) choice.

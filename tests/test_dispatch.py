@@ -26,82 +26,83 @@ COST = torch.rand(6, 5, generator=GEN, dtype=torch.float64)
 HISTS = torch.softmax(torch.rand(2, 2, 36, generator=GEN, dtype=torch.float64), -1).view(2, 2, 6, 6)
 NO_CENTRE = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], bool)  # no native kernel takes an element without its centre
 
-# (table, case): (call, the kernel it must run, or None for the torch backend)
-CALLS = {
-    ("binary_erosion", "iterations < 1 with an element read on the host that holds its centre, each padded "
-                       "slice under 2^31 voxels"):
-        (lambda: ndimage.binary_erosion(M, iterations=0), "propagate"),
-    ("binary_erosion", "a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
-                       "border_value 0, no mask"):
-        (lambda: ndimage.binary_erosion(M, np.ones((3, 3), bool), iterations=2), "ball_morphology"),
-    ("binary_erosion", "otherwise"): (lambda: ndimage.binary_erosion(M, mask=~M), None),
-    ("binary_dilation", "iterations < 1 with an element read on the host that holds its centre, each padded "
-                        "slice under 2^31 voxels"):
-        (lambda: ndimage.binary_propagation(M, mask=X > 0.2), "propagate"),
-    ("binary_dilation", "a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
-                        "border_value 0, no mask"):
-        (lambda: ndimage.binary_dilation(M), "ball_morphology"),
-    ("binary_dilation", "otherwise"): (lambda: ndimage.binary_dilation(M, border_value=1), None),
-    ("binary_fill_holes", "an element read on the host that holds its centre, each padded slice under 2^31 voxels"):
-        (lambda: ndimage.binary_fill_holes(M), "fill_holes"),
-    ("binary_fill_holes", "otherwise"): (lambda: ndimage.binary_fill_holes(M, NO_CENTRE), None),
-    ("distance_transform_edt", "every input"): (lambda: ndimage.distance_transform_edt(M), "edt"),
-    ("distance_transform_edt", "otherwise"):  # 17 axes: more than the kernel takes
-        (lambda: ndimage.distance_transform_edt(torch.zeros((1, 1) + (1,) * 17)), None),
-    ("distance_transform_cdt", "every metric"): (lambda: ndimage.distance_transform_cdt(M), "cdt"),
-    ("distance_transform_cdt", "otherwise"):  # 7 axes: more than the kernel takes
-        (lambda: ndimage.distance_transform_cdt(torch.zeros((1, 1) + (2,) * 7)), None),
-    ("label", "every input"): (lambda: ndimage.label(M, np.ones((3, 3))), "label"),
-    ("label", "otherwise"):  # 9 axes: more than the kernel takes
-        (lambda: ndimage.label(torch.ones((1, 1) + (1,) * 9)), None),
-    **{(op, case): (call, kernel) for op, fn in (("grey_erosion", ndimage.grey_erosion),
-                                                 ("grey_dilation", ndimage.grey_dilation))
-       for case, call, kernel in (
-           ("size, or an all-true footprint", lambda fn=fn: fn(X, size=3), "grey_box"),
-           ("one flat footprint for every slice, read on the host",
-            lambda fn=fn: fn(X, footprint=np.eye(3, dtype=bool)), "grey_footprint"),
-           ("one non-flat structure for every slice, read on the host",
-            lambda fn=fn: fn(X, structure=np.ones((3, 2))), "grey_structure"),
-           ("otherwise", lambda fn=fn: fn(X, footprint=torch.rand(2, 3, 3, generator=GEN) < 0.5), None))},
-    ("sinkhorn (method 'sinkhorn', SinkhornLoss)", "one cost for every problem"):
-        (lambda: ot.sinkhorn(A, B, COST, 0.5, method="sinkhorn"), "sinkhorn_scaling"),
-    ("sinkhorn (method 'sinkhorn', SinkhornLoss)", "otherwise"):
-        (lambda: ot.sinkhorn(A, B, COST.expand(3, 6, 5), 0.5, method="sinkhorn"), None),
-    ("wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)",
-     "the Gibbs kernels' soft-min (not the exact one)"):
-        (lambda: ot.wasserstein_barycenter(HISTS, 0.5, method="sinkhorn"), "grid_barycenter"),
-    ("wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)", "otherwise"):
-        (lambda: ot.wasserstein_barycenter(HISTS, 0.5, method="log"), None),
-    ("label morphology (RandLabelMorphology)", "radii up to 127 on CPU, any on CUDA"):
-        (lambda: transforms.RandLabelMorphology("l", num_classes=3, prob=1.0, radius=2)(LABELS), "ball_morphology"),
-    ("label morphology (RandLabelMorphology)", "otherwise"):
-        (lambda: transforms.RandLabelMorphology("l", num_classes=3, prob=1.0, radius=130)(LABELS), None),
-    ("distance thresholds (LabelBoundary)", "radii up to 127 on CPU, any on CUDA"):
-        (lambda: transforms.LabelBoundary("l", thickness=2, num_classes=3)(LABELS), "ball_morphology"),
-    ("distance thresholds (LabelBoundary)", "otherwise"):
-        (lambda: transforms.LabelBoundary("l", thickness=130, num_classes=3)(LABELS), None),
-    ("signed distance maps (DistanceMap, RandBoundaryJitter)",
-     "Euclidean, unit sampling, squared distances within 32 bits"):
-        (lambda: transforms.DistanceMap("l", signed=True, num_classes=3)(LABELS), "signed_edt"),
-    ("signed distance maps (DistanceMap, RandBoundaryJitter)", "otherwise"):
-        (lambda: transforms.DistanceMap("l", signed=True, metric="taxicab", num_classes=3)(LABELS), None),
-    ("component sizes (RandRemoveComponent)", "every label map"):
-        (lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=3)(LABELS), "label_sizes"),
-    ("component sizes (RandRemoveComponent)", "otherwise"):  # 9 axes: more than the kernel takes
-        (lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D), None),
-    ("component filters (KeepLargestComponents, RemoveSmallComponents)", "slices under 2^31 voxels"):
-        (lambda: transforms.KeepLargestComponents("l", num_classes=3)(LABELS), "filter_components"),
-    ("binary masks (morphaug.metrics)", "every real dtype"):
-        (lambda: metrics.hausdorff_distance(M.float(), M.roll(1, -1)), "binary_values"),
-    ("binary masks (morphaug.metrics)", "otherwise"):  # bool masks need no check
-        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), None),
-    ("surface distance lists (morphaug.metrics on the CPU)", "euclidean, at most 3 spatial axes"):
-        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1)), "surface_distance_lists"),
-    ("surface distance lists (morphaug.metrics on the CPU)", "otherwise"):
-        (lambda: metrics.hausdorff_distance(M, M.roll(1, -1), distance_metric="taxicab"), None),
-    ("component filters (KeepLargestComponents, RemoveSmallComponents)", "otherwise"):
-        (lambda: transforms.RemoveSmallComponents("l", min_size=3, num_classes=2)(LABELS_9D), None),
-}
+def case(case_id: str, op: str, kernel: str, call):
+    """The case of table ``op`` whose kernel is ``kernel`` (``"torch"``: its last row, the torch
+    backend), and a call it must take; ``case_id`` names the test."""
+    return pytest.param(op, kernel, call, id=case_id)
+
+
+GREY = (("erosion", ndimage.grey_erosion), ("dilation", ndimage.grey_dilation))
+MORPHOLOGY = "label morphology (RandLabelMorphology)"
+THRESHOLDS = "distance thresholds (LabelBoundary)"
+SIGNED = "signed distance maps (DistanceMap, RandBoundaryJitter)"
+SIZES = "component sizes (RandRemoveComponent)"
+FILTERS = "component filters (KeepLargestComponents, RemoveSmallComponents)"
+BINARY = "binary masks (morphaug.metrics)"
+LISTS = "surface distance lists (morphaug.metrics on the CPU)"
+SINKHORN = "sinkhorn (method 'sinkhorn', SinkhornLoss)"
+BARYCENTER = "wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)"
+
+CASES = [
+    case("erosion-propagate", "binary_erosion", "propagate", lambda: ndimage.binary_erosion(M, iterations=0)),
+    case("erosion-ball", "binary_erosion", "ball_morphology",
+         lambda: ndimage.binary_erosion(M, np.ones((3, 3), bool), iterations=2)),
+    case("erosion-torch", "binary_erosion", "torch", lambda: ndimage.binary_erosion(M, mask=~M)),
+    case("dilation-propagate", "binary_dilation", "propagate",
+         lambda: ndimage.binary_propagation(M, mask=X > 0.2)),
+    case("dilation-ball", "binary_dilation", "ball_morphology", lambda: ndimage.binary_dilation(M)),
+    case("dilation-torch", "binary_dilation", "torch", lambda: ndimage.binary_dilation(M, border_value=1)),
+    case("fill-holes", "binary_fill_holes", "fill_holes", lambda: ndimage.binary_fill_holes(M)),
+    case("fill-holes-torch", "binary_fill_holes", "torch", lambda: ndimage.binary_fill_holes(M, NO_CENTRE)),
+    case("edt", "distance_transform_edt", "edt", lambda: ndimage.distance_transform_edt(M)),
+    case("edt-torch-17-axes", "distance_transform_edt", "torch",  # more axes than the kernel takes
+         lambda: ndimage.distance_transform_edt(torch.zeros((1, 1) + (1,) * 17))),
+    case("cdt", "distance_transform_cdt", "cdt", lambda: ndimage.distance_transform_cdt(M)),
+    case("cdt-torch-7-axes", "distance_transform_cdt", "torch",
+         lambda: ndimage.distance_transform_cdt(torch.zeros((1, 1) + (2,) * 7))),
+    case("label", "label", "label", lambda: ndimage.label(M, np.ones((3, 3)))),
+    case("label-torch-9-axes", "label", "torch", lambda: ndimage.label(torch.ones((1, 1) + (1,) * 9))),
+    *[c for name, fn in GREY for c in (
+        case(f"grey-{name}-box", f"grey_{name}", "grey_box", lambda fn=fn: fn(X, size=3)),
+        case(f"grey-{name}-footprint", f"grey_{name}", "grey_footprint",
+             lambda fn=fn: fn(X, footprint=np.eye(3, dtype=bool))),
+        case(f"grey-{name}-structure", f"grey_{name}", "grey_structure",
+             lambda fn=fn: fn(X, structure=np.ones((3, 2)))),
+        case(f"grey-{name}-torch", f"grey_{name}", "torch",
+             lambda fn=fn: fn(X, footprint=torch.rand(2, 3, 3, generator=GEN) < 0.5)))],
+    case("sinkhorn", SINKHORN, "sinkhorn_scaling", lambda: ot.sinkhorn(A, B, COST, 0.5, method="sinkhorn")),
+    case("sinkhorn-torch", SINKHORN, "torch",
+         lambda: ot.sinkhorn(A, B, COST.expand(3, 6, 5), 0.5, method="sinkhorn")),
+    case("barycenter", BARYCENTER, "grid_barycenter",
+         lambda: ot.wasserstein_barycenter(HISTS, 0.5, method="sinkhorn")),
+    case("barycenter-torch", BARYCENTER, "torch", lambda: ot.wasserstein_barycenter(HISTS, 0.5, method="log")),
+    case("label-morphology", MORPHOLOGY, "ball_morphology",
+         lambda: transforms.RandLabelMorphology("l", num_classes=3, prob=1.0, radius=2)(LABELS)),
+    case("label-morphology-torch-radius-130", MORPHOLOGY, "torch",  # past the CPU kernel's radii
+         lambda: transforms.RandLabelMorphology("l", num_classes=3, prob=1.0, radius=130)(LABELS)),
+    case("thresholds", THRESHOLDS, "ball_morphology",
+         lambda: transforms.LabelBoundary("l", thickness=2, num_classes=3)(LABELS)),
+    case("thresholds-torch-radius-130", THRESHOLDS, "torch",
+         lambda: transforms.LabelBoundary("l", thickness=130, num_classes=3)(LABELS)),
+    case("signed-distance", SIGNED, "signed_edt",
+         lambda: transforms.DistanceMap("l", signed=True, num_classes=3)(LABELS)),
+    case("signed-distance-torch", SIGNED, "torch",
+         lambda: transforms.DistanceMap("l", signed=True, metric="taxicab", num_classes=3)(LABELS)),
+    case("component-sizes", SIZES, "label_sizes",
+         lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=3)(LABELS)),
+    case("component-sizes-torch-9-axes", SIZES, "torch",
+         lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D)),
+    case("component-filters", FILTERS, "filter_components",
+         lambda: transforms.KeepLargestComponents("l", num_classes=3)(LABELS)),
+    case("component-filters-torch-9-axes", FILTERS, "torch",
+         lambda: transforms.RemoveSmallComponents("l", min_size=3, num_classes=2)(LABELS_9D)),
+    case("binary-values", BINARY, "binary_values", lambda: metrics.hausdorff_distance(M.float(), M.roll(1, -1))),
+    case("binary-values-torch-bool", BINARY, "torch",  # bool masks need no check
+         lambda: metrics.hausdorff_distance(M, M.roll(1, -1))),
+    case("surface-lists", LISTS, "surface_distance_lists", lambda: metrics.hausdorff_distance(M, M.roll(1, -1))),
+    case("surface-lists-torch-taxicab", LISTS, "torch",
+         lambda: metrics.hausdorff_distance(M, M.roll(1, -1), distance_metric="taxicab")),
+]
 
 
 class NativeOps(TorchDispatchMode):
@@ -118,21 +119,24 @@ class NativeOps(TorchDispatchMode):
 
 
 def test_every_case_has_a_call():
-    cases = {(op, when) for op, table in _ops.TABLES.items() for when, _, _ in table.rows("cpu")}
-    assert cases == set(CALLS)
+    cases = {(op, kernel) for op, table in _ops.TABLES.items() for _, kernel, _ in table.rows("cpu")}
+    assert cases == {tuple(param.values[:2]) for param in CASES}
 
 
-@pytest.mark.parametrize("op, when", list(CALLS), ids=[f"{op}: {when}"[:80] for op, when in CALLS])
-def test_each_case_runs_its_kernel(op, when, monkeypatch):
+def test_case_ids_are_unique():
+    assert len({param.id for param in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("op, kernel, call", CASES)
+def test_each_case_runs_its_kernel(op, kernel, call, monkeypatch):
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
     monkeypatch.delenv("MORPHAUG_EMULATE_CUDA", raising=False)
-    call, kernel = CALLS[op, when]
     table, fell_through = _ops.TABLES[op], []
     fallback = table.fallback
     monkeypatch.setattr(table, "fallback", lambda *args: fell_through.append(True) or fallback(*args))
     with NativeOps() as mode:
         call()
-    if kernel is None:  # no case takes the call: the table's torch algorithm runs (whose calls of public ops
+    if kernel == "torch":  # no case takes the call: the table's torch algorithm runs (whose calls of public ops
         # may take kernels through their own tables, as RandLabelMorphology's do), or no kernel of it at all
         assert fell_through or not mode.seen & {k for _, k, _ in table.rows("cpu")}
     else:

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from test_device_discipline import DeviceRun, On
 
 from morphaug import _ops, metrics, ndimage
-from morphaug.metrics import _surface
+from morphaug.metrics import _lists, _surface
+from morphaug.ndimage import _surface_lists
 
 try:
     import monai.metrics as monai_metrics
@@ -179,16 +180,16 @@ def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
     ref = pred.clone()
     pred[0, 0, 0:9, 2:5] = ref[0, 0, 3:14, 1:4] = True  # the union: rows 0-13, columns 1-4
     pred[1, 0, 7:20, 12:14] = ref[1, 0, 15:20, 14:16] = True  # rows 7-19, columns 12-15
-    firsts, sides = _surface._boxes(pred | ref)
+    firsts, sides = _surface_lists._boxes(pred | ref)
     assert firsts.tolist() == [[0, 1], [7, 12], [0, 0]] and sides.tolist() == [[14, 4], [13, 4], [0, 0]]
-    window = _surface._window(ref, torch.tensor([0, 1]), [14, 4], torch.tensor([[0, 1], [6, 12]]))
+    window = _surface_lists._window(ref, torch.tensor([0, 1]), [14, 4], torch.tensor([[0, 1], [6, 12]]))
     assert window.shape == (2, 1, 14, 4) and torch.equal(window[1, 0], ref[1, 0, 6:20, 12:16])
     two_channels = torch.stack([pred[:, 0], ref[:, 0]], 1)  # (3, 2, ...): slice 3 is (1, 1)
-    assert torch.equal(_surface._window(two_channels, torch.tensor([3]), [14, 4], torch.tensor([[6, 12]]))[0, 0],
+    assert torch.equal(_surface_lists._window(two_channels, torch.tensor([3]), [14, 4], torch.tensor([[6, 12]]))[0, 0],
                        ref[1, 0, 6:20, 12:16])
     computed = []
-    surfaces = _surface._surfaces
-    monkeypatch.setattr(_surface, "_surfaces", lambda masks: computed.append(masks.shape) or surfaces(masks))
+    surfaces = _surface_lists.surfaces
+    monkeypatch.setattr(_surface_lists, "surfaces", lambda masks: computed.append(masks.shape) or surfaces(masks))
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     ours = metrics.surface_distance_metrics(pred, ref, 1.0, 95, (1.5, 0.5))
     assert sorted(computed) == [(2, 1, 1, 1), (4, 1, 14, 4)]  # the windows of pred, then of ref
@@ -198,7 +199,7 @@ def test_the_cpu_crops_slices_in_groups_of_similar_boxes(monkeypatch):
 @pytest.mark.parametrize("seed, shape, spacing, metric", CASES[::2])
 @pytest.mark.parametrize("percentile", [None, 95])
 def test_the_accelerator_layout_gives_the_cpu_result(seed, shape, spacing, metric, percentile, monkeypatch):
-    """Accelerators take the whole volumes and reduce masked lists (:class:`_surface._Dense`): run here
+    """Accelerators take the whole volumes and reduce masked lists (:class:`_lists._Dense`): run here
     on the CPU, fused and directed."""
     pred, ref = random_masks(seed, shape)
     calls = [lambda: metrics.surface_distance_metrics(pred, ref, [1.0, 2.5, 1.4142135][:shape[1]], percentile,
@@ -206,7 +207,7 @@ def test_the_accelerator_layout_gives_the_cpu_result(seed, shape, spacing, metri
              lambda: metrics.hausdorff_distance(pred, ref, percentile, True, spacing, metric),
              lambda: metrics.average_surface_distance(pred, ref, False, spacing, metric)]
     packed = [call() for call in calls]
-    monkeypatch.setattr(_surface, "_reads_are_free", lambda x: False)
+    monkeypatch.setattr(_lists, "_reads_are_free", lambda x: False)
     for call, expected in zip(calls, packed):
         for found, wanted in zip(torch.utils._pytree.tree_leaves(call()), torch.utils._pytree.tree_leaves(expected)):
             assert_matches(found, wanted, exact=metric != "euclidean")
@@ -253,9 +254,9 @@ def test_both_layouts_give_torch_quantile(seed):
     values = torch.rand(2, 3, 4, 50, generator=generator).mul(10).round(decimals=1)  # ties
     selected = torch.rand(2, 3, 4, 50, generator=generator) < torch.rand(2, 3, 4, 1, generator=generator)
     count = selected.sum(-1, dtype=torch.int32)
-    dense = _surface._Dense(count, count, selected, values)
+    dense = _lists._Dense(count, count, selected, values)
     rows = torch.arange(count.numel()).view(count.shape)[..., None].expand(values.shape)
-    packed = _surface._packed(values[selected], rows[selected], count, count)
+    packed = _lists._packed(values[selected], rows[selected], count, count)
     for q in (0.0, 0.37, 0.95, 0.99, 1.0):
         expected = torch.stack([torch.quantile(v[s], q) if s.any() else torch.tensor(0.0)
                                 for v, s in zip(values.reshape(-1, 50), selected.reshape(-1, 50))])
@@ -458,8 +459,8 @@ def test_voxels_the_search_leaves_read_the_distance_transform(monkeypatch):
     _, expected, _ = expected_lists(masks, sampling, True)
     left = found == -1
     assert 0 < left.sum() < len(sources) and torch.equal(found[~left], expected[~left])
-    monkeypatch.setattr(_surface, "_SEARCH_REACH", 4)
-    row, values, _ = _surface._lists_by_search(masks[:1], masks[1:], sampling, "euclidean", True)
+    monkeypatch.setattr(_surface_lists, "_SEARCH_REACH", 4)
+    row, values, _ = _surface_lists._lists_by_search(masks[:1], masks[1:], sampling, "euclidean", True)
     assert torch.equal(row, sources // masks[0].numel()) and torch.equal(values, expected)
 
 
@@ -494,8 +495,8 @@ def test_far_surfaces_spend_the_budget_and_read_the_distance_transform(monkeypat
     assert torch.equal(unlimited, expected)
     left = found == -1
     assert 0 < left.sum() < len(found) and torch.equal(found[~left], expected[~left])
-    monkeypatch.setattr(_surface, "_SEARCH_BUDGET", 0.05)
-    assert torch.equal(_surface._lists_by_search(pred, ref, sampling, "euclidean", True)[1], expected)
+    monkeypatch.setattr(_surface_lists, "_SEARCH_BUDGET", 0.05)
+    assert torch.equal(_surface_lists._lists_by_search(pred, ref, sampling, "euclidean", True)[1], expected)
 
 
 @pytest.mark.skipif(not _ops.built_for("binary_values", "cpu", emulate=False), reason="morphaug._C not built")

@@ -781,7 +781,10 @@ def test_ball_morphology_on_long_slices(device, shape, radii, density):
 def test_ball_morphology_largest_radius():
     x = torch.zeros(1, 2, 300, 1, dtype=torch.bool)
     x[0, :, 150] = True
-    radius = torch.full((1, 2), _native.BALL_MAX_RADIUS)
+    contract = _ops.KERNELS["ball_morphology"]
+    assert contract.fits((300, 1), {"radius": 127}) is None and contract.fits((300, 1), {"radius": 128})
+    assert contract.fits((300, 1), {"radius": 128}, "cuda") is None  # the CUDA kernel clamps radii
+    radius = torch.full((1, 2), 127)
     got = _native.ball_morphology(x, radius, torch.zeros(1, 2, dtype=torch.long), torch.tensor([[False, True]]))
     line = np.zeros(300, dtype=bool)
     line[150 - 127:150 + 128] = True
@@ -869,8 +872,9 @@ def test_signed_edt_wide_values(device):
     got = _native.signed_edt(torch.from_numpy(x).to(dev)).cpu()
     for c in range(2):
         np.testing.assert_array_equal(got[0, c].numpy(), scipy_signed_edt(x[0, c]))
-    assert _native.signed_edt_fits((96, 96, 96)) and _native.signed_edt_fits((200, 200, 200))
-    assert not _native.signed_edt_fits((40000, 40000, 40000))
+    fits = _ops.KERNELS["signed_edt"].fits
+    assert fits((96, 96, 96)) is None and fits((200, 200, 200)) is None
+    assert fits((40000, 40000, 40000)) is not None
     with pytest.raises(RuntimeError, match="too large"):
         _native.signed_edt(torch.zeros(1, 1, 1, 1, 1, dtype=torch.bool, device=dev).expand(1, 1, 40000, 40000, 40000))
 

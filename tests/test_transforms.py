@@ -346,13 +346,13 @@ def test_index_label_boundary_is_each_class_boundary(device, shape):
 def test_boundary_voxels_erode_by_a_host_cross(monkeypatch):
     """A host element, read on the host: on an accelerator only its 2n + 1 true positions
     are visited (an element on the device would take every position of its 3^n box)."""
-    from morphaug.transforms import _distances
+    from morphaug.ndimage import _label_distances
 
     seen = []
-    real = _distances.ndimage.binary_erosion
-    monkeypatch.setattr(_distances.ndimage, "binary_erosion",
+    real = _label_distances.binary_erosion
+    monkeypatch.setattr(_label_distances, "binary_erosion",
                         lambda x, structure, **kwargs: seen.append(structure) or real(x, structure, **kwargs))
-    _distances.boundary_voxels(torch.zeros(1, 1, 4, 4, 4, dtype=torch.bool, device="meta"))
+    _label_distances.boundary_voxels(torch.zeros(1, 1, 4, 4, 4, dtype=torch.bool, device="meta"))
     assert seen[0].device.type == "cpu" and int(seen[0].sum()) == 7
 
 

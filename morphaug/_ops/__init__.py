@@ -1,39 +1,36 @@
-"""The binding layer: morphaug's native kernels (``morphaug._C``, csrc/), the one place that
-loads them, says whether a kernel can take a call and why not, and applies the
-``MORPHAUG_BACKEND`` policy (``_library``).
+"""The binding layer: morphaug's native kernels (``morphaug._C``, csrc/).
 
-Each public op of ``morphaug.ndimage``, ``morphaug.ot`` and
-``morphaug.transforms`` that has native kernels holds one dispatch
-:class:`Table` (``_dispatch``): its cases in order, each a predicate and the
-kernel that takes the calls it accepts (run through
-:mod:`morphaug._ops.kernels`, the Python contracts of the ops), ending in its
-torch backend. Importing this package loads the library and registers the
-fake kernels of every op (``_fakes``), so ``torch.ops.morphaug.*`` run under
-FakeTensor and ``torch.compile`` from the start. Under ``torch.compile``, a
-public function decorated with :func:`opaque_under_compile` (``_opaque``) is one
-opaque op, so host reads inside it do not break the graph.
+* ``_library`` loads them (the one place that imports ``morphaug._C``) and
+  says where each is built;
+* ``kernels`` holds their Python functions, ``_fakes`` their fake kernels;
+* ``_contracts`` holds one row per kernel, :data:`KERNELS`, with everything
+  the kernel takes (dtypes, rank, sizes), and applies the ``MORPHAUG_BACKEND``
+  policy (:func:`use_native`);
+* ``_dispatch`` holds the dispatch :class:`Table` of each public op of
+  ``morphaug.ndimage`` and ``morphaug.ot`` that has native kernels: its cases
+  in order, each a predicate and the kernel that takes the calls it accepts,
+  ending in its torch backend;
+* ``_report`` prints all of it (:func:`backend_info`);
+* ``_opaque``: under ``torch.compile``, a public function decorated with
+  :func:`opaque_under_compile` is one opaque op, so host reads inside it do
+  not break the graph.
+
+Importing this package loads the library and registers the fake kernels of
+every op, so ``torch.ops.morphaug.*`` run under FakeTensor and
+``torch.compile`` from the start.
 """
 
 from __future__ import annotations
 
 from . import kernels
+from ._contracts import KERNELS, Kernel, use_native, why_not
 from ._dispatch import TABLES, Case, Table
+from ._library import NativeKernelsWarning, built_for, emulating_cuda, load_emulation, load_native, ops_for
 from ._opaque import Results, distances, one_result, opaque_under_compile
-from ._library import (
-    KERNELS,
-    NativeKernelsWarning,
-    backend_info,
-    built_for,
-    emulating_cuda,
-    load_emulation,
-    load_native,
-    ops_for,
-    use_native,
-    why_not,
-)
+from ._report import BackendInfo, backend_info
 
-__all__ = ["KERNELS", "NativeKernelsWarning", "TABLES", "Case", "Table", "Results", "kernels", "backend_info", "built_for", "distances",
-           "emulating_cuda", "load_emulation", "load_native", "one_result", "opaque_under_compile", "ops_for",
-           "use_native", "why_not"]
+__all__ = ["KERNELS", "Kernel", "NativeKernelsWarning", "TABLES", "Case", "Table", "Results", "kernels",
+           "BackendInfo", "backend_info", "built_for", "distances", "emulating_cuda", "load_emulation",
+           "load_native", "one_result", "opaque_under_compile", "ops_for", "use_native", "why_not"]
 
 load_native()

@@ -2,14 +2,15 @@
 
 A :class:`Table` is the ordered list of a public op's :class:`Case` s, each a
 predicate on the call's normalised arguments and the kernel that takes the
-calls it accepts, ending in the op's torch backend. Calling the table runs the
-first case that accepts the call and whose kernel can take it (fits its
-sizes, :meth:`~morphaug._ops._library.Kernel.fits`, and
-:func:`~morphaug._ops._library.use_native`: built for the device, dtype and
-rank, under the ``MORPHAUG_BACKEND`` policy), else the torch backend. The
-predicates read host facts only (shapes, flags, elements read on the host),
-so the choice stays traceable. :data:`TABLES` holds every table, and
-``morphaug.backend_info()`` prints them.
+calls it accepts, ending in the op's torch backend. A case says what the
+op's semantics allow (an element that holds its centre, a Euclidean metric);
+what the kernel can take (dtypes, rank, sizes) is the kernel's contract, its
+row of ``KERNELS``, which the case only feeds with the call's size facts
+(:attr:`Case.sizes`). Calling the table runs the first case that accepts the
+call and whose kernel takes it (:func:`~morphaug._ops._contracts.use_native`),
+else the torch backend. The predicates read host facts only (shapes, flags,
+elements read on the host), so the choice stays traceable. :data:`TABLES`
+holds every table, and ``morphaug.backend_info()`` prints them.
 """
 
 from __future__ import annotations
@@ -17,19 +18,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from ._library import KERNELS, use_native, why_not
+from ._contracts import KERNELS, use_native, why_not
 
 __all__ = ["Case", "Table", "TABLES"]
 
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """Calls that ``accepts(*args)`` says yes to run on ``kernel`` through ``run(*args)``."""
+    """Calls that ``accepts(*args)`` says yes to run on ``kernel`` through ``run(*args)``, where
+    the kernel fits them: ``sizes(*args)`` gives the size facts its contract reads
+    (:meth:`~morphaug._ops._contracts.Kernel.fits`), None that it reads the shape alone."""
 
     when: str  # the calls, in words, for backend_info
     kernel: str  # a key of KERNELS
     accepts: Callable[..., bool]
     run: Callable
+    sizes: Callable[..., dict] | None = None
 
 
 #: Every public op's table, by op name.
@@ -50,11 +54,9 @@ class Table:
         TABLES[op] = self
 
     def __call__(self, tensor, *args):
-        spatial = tuple(tensor.shape[2:])
         for case in self.cases:
-            # a call the kernel does not fit (Kernel.fits) is no call of the case, whatever the policy
-            if (case.accepts(*args) and KERNELS[case.kernel].fits(spatial) is None
-                    and use_native(case.kernel, tensor, self.op)):
+            if case.accepts(*args) and use_native(case.kernel, tensor, self.op,
+                                                  None if case.sizes is None else case.sizes(*args)):
                 return case.run(*args)
         return self.fallback(*args)
 

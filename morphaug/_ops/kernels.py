@@ -7,7 +7,8 @@ kernel launch over all ``B * C`` slices on the input's device, never modifies
 its inputs and returns new contiguous tensors (the grey filters, the ball
 morphology and the EDT's distances: or write ``out``, see :func:`grey_box`). The
 C++ launchers check their arguments again and raise RuntimeError quoting the
-offending values. With
+offending values. What each kernel takes (dtypes, rank, sizes) is its row of
+``KERNELS`` (``_contracts``), which holds its function here. With
 ``MORPHAUG_EMULATE_CUDA=1`` (tests) the calls on CPU tensors go to
 ``torch.ops.morphaug_emu``: the CUDA launchers, run by the emulator of
 ``morphaug._C_emu``. Fake kernels: ``_fakes.py``.
@@ -24,17 +25,16 @@ import torch
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "signed_edt_fits", "binary_values",
+           "fill_holes", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "label_sizes", "filter_components",
            "sinkhorn_scaling",
-           "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
+           "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
 
 #: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
 
-#: Metrics of :func:`ball_morphology` -> kernel codes, and its largest radius on CPU.
+#: Metrics of :func:`ball_morphology` -> kernel codes.
 BALL_METRIC_CODES = {"euclidean": 0, "taxicab": 1, "chessboard": 2}
-BALL_MAX_RADIUS = 127
 
 def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indices: bool = False,
         dtype: torch.dtype = torch.float32, squared: bool = False, out: torch.Tensor | None = None):
@@ -310,7 +310,7 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
     Args:
         mask: bool tensor ``(B, C, *S)``.
         radius: int64 ``(B, C)`` (0: unchanged); on CPU each in
-            ``0 .. BALL_MAX_RADIUS`` (int16 values, checked), on CUDA never
+            ``0 ..`` the largest radius of its contract in ``KERNELS`` (int16 values, checked), on CUDA never
             read on the host (int32 values): negative radii count as 0 and
             radii are clamped to ``2**15 - 1``.
         metric: int64 ``(B, C)`` codes of :data:`BALL_METRIC_CODES`:
@@ -335,19 +335,12 @@ def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tens
     return _into(ops_for(mask).ball_morphology, [mask, radius, metric, erode], out)
 
 
-def signed_edt_fits(shape: Sequence[int]) -> bool:
-    """Whether :func:`signed_edt` takes spatial ``shape``: squared distances in 32 bits."""
-    reach = [(n - 1) ** 2 for n in shape]
-    top = 2 ** 32 - 1
-    return max(reach, default=0) < top and sum(reach) < top - max(reach, default=0)
-
-
 def signed_edt(mask: torch.Tensor) -> torch.Tensor:
     """Signed Euclidean distance of each ``(b, c)`` slice to its boundary voxels.
 
     Args:
         mask: bool tensor ``(B, C, *S)``, any ``S >= 1`` spatial axes (at most
-            16) with :func:`signed_edt_fits`; unit sampling.
+            16) whose squared distances fit the kernel (its contract in ``KERNELS``); unit sampling.
 
     Returns:
         float32 ``(B, C, *S)``: the distance to the nearest boundary voxel (a

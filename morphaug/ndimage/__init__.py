@@ -54,10 +54,9 @@ from ._binary import (
     binary_closing,
     binary_dilation,
     binary_erosion,
-    binary_fill_holes,
     binary_hit_or_miss,
     binary_opening,
-    binary_propagation,
+    iterate_structure,
 )
 from ._distance import distance_transform_bf, distance_transform_cdt, distance_transform_edt
 from ._grey import (
@@ -72,7 +71,8 @@ from ._grey import (
 )
 from ._label import label
 from ._measurements import center_of_mass, find_objects, maximum, mean, minimum, sum_labels
-from ._structure import generate_binary_structure, iterate_structure
+from ._propagation import binary_fill_holes, binary_propagation
+from ._structure import generate_binary_structure
 
 __all__ = [
     "binary_erosion",

@@ -92,47 +92,30 @@ bools per voxel more for an element with one-way offsets
 
 Backends
 --------
-Each public function normalises its arguments and then calls
-:func:`_binary_erosion`, SciPy's private worker on normalised arguments; it is
-the one place where a backend is chosen: propagation to a fixpoint (``iterations < 1``,
-binary_propagation, binary_fill_holes) with an element that holds its centre runs
-on the native propagation kernel where it is built and each slice, padded by the
-element's reach, has fewer than ``2**31`` voxels (its int32 offsets; CPU: one
-flood fill per slice, or for ``binary_fill_holes`` with one element within
-``(3,) * S`` for the batch, the background labelled by ``label``'s run scan;
-CUDA: sweeps along the axes until one changes nothing, a host sync every two
-rounds over the axes); a centred Euclidean ball (one step),
-cross or box (any ``iterations >= 1``) with ``border_value=0`` and no mask on the
-native ball kernel (``_ops.kernels.ball_morphology``, int64 indices: no such
-limit); everything else on the torch backend
-(``morphaug.ndimage._torch.binary``, whose docstring gives its algorithms and their cost).
-The ball kernel writes a bool ``output`` (contiguous, sharing no memory with
-the input) itself (its ``.out`` variant; the last step of an opening or
-closing); any other ``output`` receives a copy of the result.
+Each public function normalises its arguments, then calls SciPy's private
+worker on them, which chooses the backend: see ``morphaug.ndimage._binary_backends``.
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from .. import _ops, _sync
-from .._checks import check_int
+from .. import _ops
+from .._checks import check_host_int
+from ._binary_backends import arguments, binary_erosion_worker
 from ._docs import BINARY, filler
 from ._elements import Element
 from ._normalize import (
+    check_dense,
     check_input,
     check_output,
     finish_output,
-    written_in_place,
     foreground,
+    host_tensor,
     normalize_axes,
-    normalize_iterations,
-    normalize_mask,
     normalize_origin,
+    written_in_place,
 )
-from ._torch import binary as _torch_binary
 
 __all__ = [
     "binary_erosion",
@@ -140,127 +123,12 @@ __all__ = [
     "binary_opening",
     "binary_closing",
     "binary_hit_or_miss",
-    "binary_propagation",
-    "binary_fill_holes",
+    "iterate_structure",
 ]
 
 
-def _border(border_value) -> bool:
-    """``border_value`` as SciPy reads it: an int (nonzero is 1) or a bool; never a tensor,
-    whose value would be read back from its device."""
-    if isinstance(border_value, torch.Tensor):
-        raise TypeError(f"border_value must be an int, got a tensor {border_value!r}")
-    return border_value if isinstance(border_value, bool) else bool(check_int(border_value, "border_value"))
-
-
-def _arguments(input, structure, iterations, mask, output, border_value, origin, axes):
-    """Normalised arguments shared by erosion, dilation, opening and closing."""
-    input = check_input(input)
-    axes = normalize_axes(axes, input.ndim - 2)
-    element = Element.from_argument(structure, input, axes, origin)
-    iterations = normalize_iterations(iterations)
-    mask = normalize_mask(mask, input)
-    output = check_output(output, input)
-    return foreground(input), element, iterations, mask, _border(border_value), output
-
-
 # --------------------------------------------------------------------------
-# Workers on normalised arguments (bool tensors and an Element).
-# --------------------------------------------------------------------------
-
-def _binary_erosion(x, element, iterations, mask, border, invert, into=None):
-    """SciPy's ``_binary_erosion`` on normalised arguments; the backend switch.
-
-    ``invert=False`` erodes: the AND of ``x`` over the element's positions.
-    ``invert=True`` is the OR instead (``binary_dilation`` passes the
-    reflected element). ``x`` and ``mask`` are ``(B, C, *spatial)`` bool.
-    The ball kernel writes ``into`` where given (``_normalize.written_in_place``);
-    the other cases return a new tensor.
-    """
-    if x.numel() == 0:  # e.g. an empty batch, whose per-sample elements have no positions
-        return x.clone()
-    return _TABLES[invert](x, x, element, iterations, mask, border, invert, into)
-
-
-def _iterated_ball(x, element, iterations, mask, border) -> tuple[str, int] | None:
-    """``(metric, radius)`` of the ball that ``iterations`` steps of ``element`` make, when the
-    native ball kernel takes the call (border 0, no mask; radii up to 127 on CPU), else None."""
-    if mask is not None or border or iterations < 1 or element.ball is None:
-        return None
-    metric, radius = element.ball
-    if metric == "euclidean" and iterations > 1:
-        return None  # an iterated Euclidean ball is no Euclidean ball
-    radius *= iterations  # iterated L1 / L-infinity balls add their radii
-    if radius > _ops.kernels.BALL_MAX_RADIUS and x.device.type == "cpu":
-        return None
-    return metric, radius
-
-
-def _propagate_case(x, element, iterations, mask, border, invert, into):
-    if not invert:  # erosion = complement of the dilation of the complement
-        return ~_propagate_native(~x, element, mask, not border)
-    return _propagate_native(x, element, mask, border)
-
-
-def _ball_case(x, element, iterations, mask, border, invert, into):
-    metric, radius = _iterated_ball(x, element, iterations, mask, border)
-    return _ball_native(x, metric, radius, erode=not invert, into=into)
-
-
-def _torch_case(x, element, iterations, mask, border, invert, into):
-    return _torch_binary.erosion(x, element, iterations, mask, border, invert)
-
-
-def _table(op: str) -> _ops.Table:
-    """binary_erosion's or binary_dilation's dispatch table (and so every binary op's)."""
-    return _ops.Table(op, [
-        _ops.Case("iterations < 1 with an element read on the host that holds its centre, each padded "
-                  "slice under 2^31 voxels", "propagate",
-                  lambda x, element, iterations, mask, border, invert, into: (
-                      iterations < 1 and element.used_by_all(element.centre) and _flood_fits(x, element)),
-                  _propagate_case),
-        _ops.Case("a centred ball, cross or box over every axis read on the host (iterated: cross or box), "
-                  "border_value 0, no mask", "ball_morphology",
-                  lambda x, element, iterations, mask, border, invert, into: _iterated_ball(
-                      x, element, iterations, mask, border) is not None,
-                  _ball_case),
-    ], _torch_case)
-
-
-def _ball_native(x, metric, radius, erode, into=None):
-    """``_ops.kernels.ball_morphology`` with one radius, metric and op for every slice (into
-    ``into``, if given)."""
-    lead = dict(size=x.shape[:2], device=x.device)
-    code = _ops.kernels.BALL_METRIC_CODES[metric]
-    return _ops.kernels.ball_morphology(x, torch.full(fill_value=radius, dtype=torch.long, **lead),
-                                        torch.full(fill_value=code, dtype=torch.long, **lead),
-                                        torch.full(fill_value=erode, dtype=torch.bool, **lead), out=into)
-
-
-def _propagate_native(x, element, mask, border):
-    """The propagation kernel of ``morphaug._C`` (``_ops.kernels.propagate``) for an element that holds
-    its centre."""
-    return _ops.kernels.propagate(x, mask, *_flood_element(element, x), border)
-
-
-def _flood_element(element, x):
-    """``(weights, offsets)`` of an element for ``_ops.kernels.propagate`` / ``fill_holes``."""
-    weights = element.tensor.flatten(2).index_select(2, _sync.to_device(element.used, element.tensor.device))
-    return weights.expand(x.shape[0], x.shape[1], len(element.used)), element.offsets.tolist()
-
-
-def _flood_fits(x, element) -> bool:
-    """Whether the native propagation kernels take ``x`` with ``element``: each slice, padded
-    on every spatial axis by the element's reach on both sides, must fit their int32 offsets."""
-    reach = element.offsets.abs().amax(0).tolist() if len(element.used) else [0] * (x.ndim - 2)
-    return math.prod(n + 2 * r for n, r in zip(x.shape[2:], reach)) < 2 ** 31
-
-
-_TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
-
-
-# --------------------------------------------------------------------------
-# Public functions: normalise, then call _binary_erosion.
+# Public functions: normalise, then call binary_erosion_worker.
 # --------------------------------------------------------------------------
 
 _document = filler(BINARY)
@@ -313,9 +181,9 @@ def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
             [0, 0, 0, 0, 0],
             [0, 0, 0, 0, 0]], dtype=torch.int32)
     """
-    x, element, iterations, mask, border, output = _arguments(
+    x, element, iterations, mask, border, output = arguments(
         input, structure, iterations, mask, output, border_value, origin, axes)
-    result = _binary_erosion(x, element, iterations, mask, border, False, written_in_place(output, x))
+    result = binary_erosion_worker(x, element, iterations, mask, border, False, written_in_place(output, x))
     return finish_output(result, output)
 
 
@@ -363,9 +231,9 @@ def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
     tensor([[0, 0, 1, 1, 1, 0, 0],
             [0, 0, 1, 1, 0, 0, 0]], dtype=torch.int32)
     """
-    x, element, iterations, mask, border, output = _arguments(
+    x, element, iterations, mask, border, output = arguments(
         input, structure, iterations, mask, output, border_value, origin, axes)
-    result = _binary_erosion(x, element.reflected(), iterations, mask, border, True,
+    result = binary_erosion_worker(x, element.reflected(), iterations, mask, border, True,
                              written_in_place(output, x))
     return finish_output(result, output)
 
@@ -415,10 +283,10 @@ def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
     >>> binary_opening(x).int()
     tensor([[[0, 0, 0, 1, 1, 1, 0]]], dtype=torch.int32)
     """
-    x, element, iterations, mask, border, output = _arguments(
+    x, element, iterations, mask, border, output = arguments(
         input, structure, iterations, mask, output, border_value, origin, axes)
-    eroded = _binary_erosion(x, element, iterations, mask, border, invert=False)
-    result = _binary_erosion(eroded, element.reflected(), iterations, mask, border, True,
+    eroded = binary_erosion_worker(x, element, iterations, mask, border, invert=False)
+    result = binary_erosion_worker(eroded, element.reflected(), iterations, mask, border, True,
                              written_in_place(output, x))
     return finish_output(result, output)
 
@@ -469,11 +337,11 @@ def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
     >>> binary_closing(x).int()
     tensor([[[0, 1, 1, 1, 1, 1, 0]]], dtype=torch.int32)
     """
-    x, element, iterations, mask, border, output = _arguments(
+    x, element, iterations, mask, border, output = arguments(
         input, structure, iterations, mask, output, border_value, origin, axes)
-    dilated = _binary_erosion(x, element.reflected(), iterations, mask, border,
+    dilated = binary_erosion_worker(x, element.reflected(), iterations, mask, border,
                               invert=True)
-    result = _binary_erosion(dilated, element, iterations, mask, border, False,
+    result = binary_erosion_worker(dilated, element, iterations, mask, border, False,
                              written_in_place(output, x))
     return finish_output(result, output)
 
@@ -540,143 +408,86 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
     else:
         miss = Element.from_argument(structure2, input, axes, origin2, "structure2", origin2_name)
     x = foreground(input)
-    fits = _binary_erosion(x, hit, 1, None, False, invert=False)
-    touches = _binary_erosion(x, miss, 1, None, False, invert=True)
+    fits = binary_erosion_worker(x, hit, 1, None, False, invert=False)
+    touches = binary_erosion_worker(x, miss, 1, None, False, invert=True)
     return finish_output(fits & ~touches, output)
 
 
-@_opaque
-@_document
-def binary_propagation(input, structure=None, mask=None, output=None, border_value=0,
-                       origin=0, *, axes=None):
-    """Multidimensional binary propagation (reconstruction by dilation) within a mask.
+def iterate_structure(structure, iterations, origin=None):
+    """Iterate a structuring element by dilating it with itself.
 
-    Dilates ``input`` inside ``mask`` until nothing changes: the result holds
-    the voxels of ``mask`` connected (by the element) to a true voxel.
+    The result is the element a single dilation would need to match
+    ``iterations`` dilations by ``structure``.
 
     Parameters
     ----------
-    input : torch.Tensor
-        ``(B, C, *spatial)`` seeds, any real dtype; nonzero is true.
-    structure : array_like, optional
-        Connectivity element ``(*k)``, ``(B, *k)`` or ``(B, C, *k)``;
-        default: the cross.
-    mask : array_like, optional
-        Region to propagate in (input's shape or its spatial shape); outside
-        it the output equals the input. Default: everywhere.
-{output}
-{border_value}
-{origin}
-    axes : int or sequence of int, optional
-        Spatial axes to propagate along (default: all).
+    structure : array_like
+        The element (a tensor, NumPy array or nested list; nonzero is true),
+        of any rank. Not batched.
+    iterations : int
+        Number of dilations the result stands for.
+    origin : int or sequence of int, optional
+        Origin of ``structure`` (one per axis, or one for all). When given
+        and ``iterations >= 2``, the origin of the result is returned too.
 
     Returns
     -------
-{returns}
+    torch.Tensor or (torch.Tensor, list of int)
+        The iterated element as ``torch.bool``, of shape
+        ``k + (iterations - 1) * (k - 1)`` per axis, on the device of a
+        ``structure`` tensor (else the CPU); with ``origin``, also the
+        origin ``iterations * origin`` per axis.
 
     Notes
     -----
-    ``binary_dilation(input, structure, -1, mask, output, border_value,
-    origin)``, as in SciPy. Exact parity (for ``origin != 0`` with SciPy's
-    ``brute_force=True`` result, see the module docstring of
-    ``morphaug.ndimage._binary``). With an element that holds its centre (as
-    the default; symmetric or not), the native propagation kernel runs where
-    it is built (CPU: one flood fill per slice; CUDA: sweeps along the axes),
-    unless a slice padded by the element's reach reaches ``2**31`` voxels.
-    Else the torch backend labels the connected components that the
-    element's two-way offsets make of the mask
-    (min-label propagation with pointer jumping, a few host syncs), and
-    follows its other offsets from the voxels reached last; peak extra
-    memory: 4 bytes per voxel (labels), about 15 MB of buffers, and up to 4
-    bools per voxel for an asymmetric element. An element whose centre is
-    false, or given as an accelerator tensor, repeats masked dilation steps.
+    SciPy parity: identical values and shapes, and the same quirk that the
+    ``(structure, origin)`` pair is returned only when ``origin`` is given
+    and ``iterations >= 2``: for ``iterations < 2`` only the (copied)
+    element comes back. Here it is always ``torch.bool`` (SciPy returns the
+    input's dtype unchanged when ``iterations < 2``). ``iterations`` must be
+    an int.
 
     See Also
     --------
-    scipy.ndimage.binary_propagation : the reference, applied to each ``(b, c)`` slice.
+    scipy.ndimage.iterate_structure : the reference.
 
     Examples
     --------
-    >>> import torch
-    >>> from morphaug.ndimage import binary_propagation
-    >>> seed = torch.tensor([[[0, 1, 0, 0, 0, 0, 0]]])
-    >>> region = torch.tensor([1, 1, 1, 0, 1, 1, 0])
-    >>> binary_propagation(seed, mask=region).int()
-    tensor([[[1, 1, 1, 0, 0, 0, 0]]], dtype=torch.int32)
+    >>> from morphaug.ndimage import generate_binary_structure, iterate_structure
+    >>> iterate_structure(generate_binary_structure(2, 1), 2).int()
+    tensor([[0, 0, 1, 0, 0],
+            [0, 1, 1, 1, 0],
+            [1, 1, 1, 1, 1],
+            [0, 1, 1, 1, 0],
+            [0, 0, 1, 0, 0]], dtype=torch.int32)
     """
-    return binary_dilation(input, structure, -1, mask, output, border_value, origin, axes=axes)
-
-
-@_opaque
-@_document
-def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None):
-    """Fill the holes in binary objects.
-
-    Holes are the background voxels not connected (by the element) to the
-    border of the input.
-
-    Parameters
-    ----------
-{input}
-    structure : array_like, optional
-        Connectivity element of the background, ``(*k)``, ``(B, *k)`` or
-        ``(B, C, *k)``; default: the cross.
-{output}
-{origin}
-    axes : int or sequence of int, optional
-        Spatial axes to fill along (default: all; holes are then found in
-        each slice along the other axes).
-
-    Returns
-    -------
-{returns}
-
-    Notes
-    -----
-    ``~binary_dilation(zeros, structure, -1, ~input, border_value=1,
-    origin)``, as in SciPy; exact parity (for ``origin != 0`` with SciPy's
-    ``brute_force=True`` result). NaN counts as foreground. With an element
-    that holds its centre (as the default; symmetric or not), the native fill
-    kernel runs where it is built (unless a slice padded by the element's
-    reach reaches ``2**31`` voxels), else the torch backend labels the
-    connected components of the background, as ``binary_propagation`` does:
-    peak extra memory 4 bytes per voxel for the labels and 2 bools per voxel
-    (the background, and the result before its complement), about 15 MB of
-    buffers, up to 4 bools per voxel more for an asymmetric element. See the
-    module docstring of ``morphaug.ndimage._binary`` for host syncs.
-
-    See Also
-    --------
-    scipy.ndimage.binary_fill_holes : the reference, applied to each ``(b, c)`` slice.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from morphaug.ndimage import binary_fill_holes
-    >>> ring = torch.ones(1, 1, 4, 4)
-    >>> ring[..., 1:3, 1:3] = 0
-    >>> binary_fill_holes(ring).all().item()
-    True
-    """
-    input = check_input(input)
-    output = check_output(output, input)
-    x = foreground(input)
-    element = Element.from_argument(structure, x, normalize_axes(axes, x.ndim - 2), origin)
-    element = element.reflected()  # as binary_dilation builds it
-    result = x.clone() if x.numel() == 0 else _FILL_HOLES(x, x, element, structure, origin, axes)
-    return finish_output(result, output)
-
-
-def _fill_holes_torch(x, element, structure, origin, axes):
-    """SciPy's definition: the complement of the background reached from the border."""
-    seeds = torch.zeros((), dtype=torch.bool, device=x.device).expand(x.shape)  # no memory
-    return ~binary_dilation(seeds, structure, -1, ~x, None, 1, origin, axes=axes)
-
-
-_FILL_HOLES = _ops.Table("binary_fill_holes", [
-    _ops.Case("an element read on the host that holds its centre, each padded slice under 2^31 voxels",
-              "fill_holes",
-              lambda x, element, structure, origin, axes: (element.used_by_all(element.centre)
-                                                           and _flood_fits(x, element)),
-              lambda x, element, structure, origin, axes: _ops.kernels.fill_holes(x, *_flood_element(element, x))),
-], _fill_holes_torch)
+    if isinstance(structure, torch.Tensor):
+        element = check_dense(structure, "structure")
+    else:
+        try:
+            element = host_tensor(structure)
+        except (TypeError, ValueError, RuntimeError) as error:
+            raise TypeError(
+                f"structure must be array-like, got {type(structure).__name__}"
+            ) from error
+    if element.is_complex():
+        raise TypeError(f"structure must be real, got complex dtype {element.dtype}")
+    if element.numel() == 0:
+        raise ValueError(f"structure must not be empty, got shape {tuple(element.shape)}")
+    iterations = check_host_int(iterations, "iterations")
+    element = element != 0
+    if iterations < 2:
+        return element
+    if element.ndim == 0:
+        out = element
+    else:
+        grow = iterations - 1
+        shape = [k + grow * (k - 1) for k in element.shape]
+        out = element.new_zeros(shape)
+        centre = tuple(slice(grow * (k // 2), grow * (k // 2) + k) for k in element.shape)
+        out[centre] = element
+        out = binary_dilation(out[None, None], element, iterations=grow)[0, 0]
+    if origin is None:
+        return out
+    origin = normalize_origin(origin, element.ndim)
+    return out, [iterations * o for o in origin]

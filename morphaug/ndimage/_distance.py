@@ -102,6 +102,7 @@ import torch
 
 from .. import _ops
 from ._docs import DISTANCE, filler
+from ._errors import ArgumentError, DtypeError
 from ._normalize import (
     check_dense,
     check_input,
@@ -120,15 +121,6 @@ _FLOAT_DTYPES = (torch.float32, torch.float64)
 _INT_DTYPES = (torch.int32,)
 
 
-class _ArgumentError(ValueError, RuntimeError):
-    """A bad argument: SciPy raises ``RuntimeError`` here, morphaug ``ValueError``."""
-
-
-class _DtypeError(TypeError, ValueError, RuntimeError):
-    """A bad output dtype: SciPy raises ``RuntimeError`` (EDT, BF) or ``ValueError`` (CDT)
-    here, morphaug ``TypeError``."""
-
-
 # --------------------------------------------------------------------------
 # argument handling
 
@@ -143,7 +135,7 @@ def _check_return_flags(return_distances, return_indices, distances, indices):
     if indices is not None and not return_indices:
         errors.append("return_indices must be True if indices is supplied")
     if errors:
-        raise _ArgumentError(", ".join(errors))
+        raise ArgumentError(", ".join(errors))
 
 
 def _normalize_sampling(sampling, rank: int) -> tuple[float, ...] | None:
@@ -152,7 +144,7 @@ def _normalize_sampling(sampling, rank: int) -> tuple[float, ...] | None:
     try:
         values = normalize_sequence(sampling, rank, "sampling")
     except ValueError as error:
-        raise _ArgumentError(str(error)) from None
+        raise ArgumentError(str(error)) from None
     result = []
     for value in values:
         if isinstance(value, bool):
@@ -175,16 +167,16 @@ def _check_distances(distances, input: torch.Tensor, dtypes, what: str) -> torch
         raise TypeError(f"distances must be None or a torch.Tensor, got {type(distances).__name__}")
     check_dense(distances, "distances")
     if tuple(distances.shape) != tuple(input.shape):
-        raise _ArgumentError(
+        raise ArgumentError(
             f"distances has shape {tuple(distances.shape)}, expected the input's shape "
             f"{tuple(input.shape)}"
         )
     if distances.device != input.device:
-        raise _ArgumentError(
+        raise ArgumentError(
             f"distances is on {distances.device}, expected the input's device {input.device}"
         )
     if distances.dtype not in dtypes:
-        raise _DtypeError(
+        raise DtypeError(
             f"distances must have dtype {' or '.join(str(d) for d in dtypes)} for {what}, "
             f"got {distances.dtype}"
         )
@@ -200,15 +192,15 @@ def _check_indices(indices, input: torch.Tensor) -> None:
     check_dense(indices, "indices")
     expected = (input.ndim - 2,) + tuple(input.shape)
     if tuple(indices.shape) != expected:
-        raise _ArgumentError(
+        raise ArgumentError(
             f"indices has shape {tuple(indices.shape)}, expected (S, B, C, *spatial) = {expected}"
         )
     if indices.device != input.device:
-        raise _ArgumentError(
+        raise ArgumentError(
             f"indices is on {indices.device}, expected the input's device {input.device}"
         )
     if indices.dtype != torch.int32:
-        raise _DtypeError(f"indices must have dtype torch.int32, got {indices.dtype}")
+        raise DtypeError(f"indices must have dtype torch.int32, got {indices.dtype}")
     check_no_overlap(indices, "indices")
 
 
@@ -511,7 +503,7 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
     if name in _TAXICAB:
         name = "taxicab"
     elif name not in ("euclidean", "chessboard"):
-        raise _ArgumentError(
+        raise ArgumentError(
             f"metric must be 'euclidean', 'taxicab', 'cityblock', 'manhattan' or "
             f"'chessboard', got {metric!r}"
         )

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .. import _ops
-from ._distance import _ArgumentError
+from ._errors import ArgumentError
 from ._normalize import check_dense, check_input, check_output, foreground, tensor_argument
 from ._structure import generate_binary_structure
 from ._torch import label as _torch_label
@@ -47,7 +47,7 @@ def _structure(structure, rank: int) -> np.ndarray:
     if array.dtype.kind not in "biuf":
         raise TypeError(f"structure must be a real array, got dtype {array.dtype}")
     if array.ndim != rank:  # SciPy: RuntimeError
-        raise _ArgumentError(f"structure must have one dimension per spatial axis of input ({rank}), "
+        raise ArgumentError(f"structure must have one dimension per spatial axis of input ({rank}), "
                              f"got shape {array.shape}")
     if array.shape != (3,) * rank:
         raise ValueError(f"structure dimensions must be equal to 3, got shape {array.shape}")
@@ -60,7 +60,7 @@ def _structure(structure, rank: int) -> np.ndarray:
 
 def _default_dtype(spatial) -> torch.dtype:
     """int32 labels, int64 for slices of ``2**31`` voxels or more (SciPy: int32, intp when needed)."""
-    return torch.int32 if math.prod(spatial) < 2**31 else torch.int64
+    return torch.int32 if math.prod(spatial) <= torch.iinfo(torch.int32).max else torch.int64
 
 
 def _most_labels(spatial, structure: np.ndarray) -> int:
@@ -193,7 +193,7 @@ def label(input, structure=None, output=None):
     output = check_output(output, input)
     wanted = output.dtype if isinstance(output, torch.Tensor) else output
     if wanted is not None and _most_labels(spatial, structure) > _largest_label(wanted):
-        raise _ArgumentError(
+        raise ArgumentError(
             f"output dtype {wanted} cannot hold the labels of a slice of shape {spatial}: it may have "
             f"{_most_labels(spatial, structure)} features (largest label {_largest_label(wanted)})")
     dtype = _default_dtype(spatial)

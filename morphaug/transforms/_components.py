@@ -4,21 +4,18 @@ Every ``(sample, class)`` mask of a batch is labelled in one call (one channel
 per class), with no loop over samples or classes and no host sync but the
 documented class inference.
 
-* The filters (keep the largest, remove the small ones) run the native
-  ``filter_components`` kernel on the CPU: each mask through ``label``'s run
-  scan, its runs keeping their labels, counted, the rule applied and the
-  removed runs marked, with no ``(sample, class, voxel)`` labels. Elsewhere, and on the torch
-  backend, :func:`morphaug.ndimage.label` labels the batch, an ``index_add_``
-  counts the components into a ``(sample * class, label)`` table, the rule
-  (a top-k, a threshold) is applied there and an ``index_select`` maps it
-  back to the voxels.
-* :class:`RandRemoveComponent` labels the batch, counts it into that table
-  (the native ``label_sizes`` on the CPU), draws a component per row by a
-  cumulative count, and compares the labels with it.
+* The filters (keep the largest, remove the small ones) take the removed
+  voxels from ``morphaug.ndimage``'s component filter (``_components``: the
+  native ``filter_components`` kernel where it takes the call; elsewhere,
+  and on the torch backend, :func:`morphaug.ndimage.label` labels the batch,
+  an ``index_add_`` counts the components into a ``(sample * class,
+  label)`` table, the rule (a top-k, a threshold) is applied there and an
+  ``index_select`` maps it back to the voxels).
+* :class:`RandRemoveComponent` labels the batch and counts it into that
+  table (the same module's), draws a component per row by a cumulative
+  count, and compares the labels with it.
 
-The table has a column per label a mask can hold: on the CPU the largest
-count of components (read for free), on an accelerator one per voxel. The
-labels are then rebuilt with the class precedence of
+The labels are then rebuilt with the class precedence of
 :func:`~morphaug.transforms._labels.recombine`: a removed voxel becomes
 background (``fill_value``), and one-hot outputs stay one-hot.
 """
@@ -27,12 +24,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import NamedTuple
 
 import torch
 
-from .. import _ops, ndimage
 from .._checks import check_probability, is_int
+from ..ndimage import _components
 from ._base import Param, check_sampling, per_sample, randint, sampling_for, uniform
 from ._labels import LabelTransform, any_class, class_masks, class_table, clear, recombine
 
@@ -55,46 +51,6 @@ def _check_fraction(value, name: str) -> float:
     return float(value)
 
 
-class _Components(NamedTuple):
-    """The components of the ``(sample, class)`` masks ``(B, K, *spatial)``."""
-
-    #: ``(B, K, *spatial)`` integer: each voxel's component, SciPy's numbering ``1 ..`` per mask, 0 outside.
-    labels: torch.Tensor
-    #: ``(B * K, width)`` integer: the voxel count of each label; column 0 (outside) is 0.
-    sizes: torch.Tensor
-
-
-def _width(counts: torch.Tensor, voxels: int) -> int:
-    """The columns of a table of components: outside, and every label a mask holds. On the CPU the
-    largest count (read for free); elsewhere, and while Dynamo traces, every voxel's (no host sync)."""
-    if counts.device.type == "cpu" and counts.numel() and not torch.compiler.is_compiling():
-        return int(counts.max()) + 1
-    return voxels + 1
-
-
-def _keys(labels: torch.Tensor, width: int) -> torch.Tensor:
-    """``(B * K * N,)``: each voxel's entry in a flat ``(B * K, width)`` table (its mask's row, its label)."""
-    rows = labels.shape[0] * labels.shape[1]
-    index = torch.int32 if rows * width < 2**31 else torch.int64  # int32 keys: half the memory traffic
-    offsets = torch.arange(0, rows * width, width, dtype=index, device=labels.device)
-    voxels = math.prod(labels.shape[2:])  # not -1: an empty batch has rows == 0
-    return (labels.reshape(rows, voxels).to(index) + offsets[:, None]).view(-1)
-
-
-def _label_sizes_torch(labels: torch.Tensor, width: int) -> torch.Tensor:
-    voxels = math.prod(labels.shape[2:])
-    count = torch.int32 if voxels < 2**31 else torch.int64
-    sizes = torch.zeros(labels.shape[0] * labels.shape[1] * width, dtype=count, device=labels.device)
-    keys = _keys(labels, width)
-    sizes.index_add_(0, keys, torch.ones((), dtype=count, device=labels.device).expand(keys.shape))
-    return sizes.view(*labels.shape[:2], width)
-
-
-_LABEL_SIZES = _ops.Table("component sizes (RandRemoveComponent)", [
-    _ops.Case("every label map", "label_sizes", lambda labels, width: True, _ops.kernels.label_sizes),
-], _label_sizes_torch)
-
-
 def _hops(ndim: int, connectivity: int | None, owner: str) -> int:
     """``connectivity`` orthogonal hops (skimage's and MONAI's meaning; None: all of them), checked
     against the ``ndim`` spatial axes."""
@@ -102,47 +58,6 @@ def _hops(ndim: int, connectivity: int | None, owner: str) -> int:
     if connectivity > ndim:
         raise ValueError(f"{owner}: connectivity={connectivity} exceeds the {ndim} spatial axes")
     return connectivity
-
-
-def _components(masks: torch.Tensor, hops: int) -> _Components:
-    """The components of every ``(b, k)`` mask of bool ``masks (B, K, *spatial)``, joined within
-    ``hops`` orthogonal hops, labelled in one call and counted in one table."""
-    structure = ndimage.generate_binary_structure(masks.ndim - 2, hops)  # on the host, read there
-    labels, counts = ndimage.label(masks, structure=structure)
-    width = _width(counts, math.prod(masks.shape[2:]))
-    sizes = _LABEL_SIZES(labels, labels, width).view(masks.shape[0] * masks.shape[1], width)
-    sizes[:, 0].fill_(0)
-    return _Components(labels, sizes)
-
-
-def _largest(sizes: torch.Tensor, count: int) -> torch.Tensor:
-    """``(R, N + 1)`` bool: the ``count`` largest components of each row of ``sizes`` (all of them when
-    there are fewer). Among components of equal size the higher label goes first: MONAI's
-    ``argsort(sizes)[::-1]`` with a stable sort, i.e. the component that starts later in raster order."""
-    width = sizes.shape[1]
-    key = sizes.long() * width + torch.arange(width, device=sizes.device)  # distinct in a row: size, then label
-    top = key.topk(min(count, width), dim=1).indices
-    return torch.zeros_like(sizes, dtype=torch.bool).scatter_(1, top, True) & (sizes > 0)
-
-
-def _filter_torch(masks: torch.Tensor, hops: int, keep: int, min_size: int) -> torch.Tensor:
-    """The torch backend of ``filter_components``: the components labelled and counted in
-    ``(B * K, width)`` tables, the rule applied there, the voxels picked by an ``index_select``."""
-    components = _components(masks, hops)
-    sizes = components.sizes
-    removed = sizes < min_size
-    if keep:
-        removed |= ~_largest(sizes, keep)
-    removed &= sizes > 0
-    picked = removed.reshape(-1).index_select(0, _keys(components.labels, sizes.shape[1]))
-    return any_class(picked.view(masks.shape))
-
-
-_FILTER = _ops.Table("component filters (KeepLargestComponents, RemoveSmallComponents)", [
-    _ops.Case("slices under 2^31 voxels", "filter_components",
-              lambda masks, hops, keep, min_size: math.prod(masks.shape[2:]) < 2**31,
-              _ops.kernels.filter_components),
-], _filter_torch)
 
 
 class _ComponentFilter(LabelTransform):
@@ -170,7 +85,7 @@ class _ComponentFilter(LabelTransform):
         masks = class_masks(x, fmt, class_table(classes, x.device))
         searched = masks if self.independent else any_class(masks)
         hops = _hops(x.ndim - 2, self.connectivity, type(self).__name__)
-        removed = _FILTER(searched, searched, hops, *self._rule(x.shape[2:]))
+        removed = _components.removed_components(searched, hops, *self._rule(x.shape[2:]))
         return clear(x, fmt, removed, 0)
 
 
@@ -431,7 +346,7 @@ class RandRemoveComponent(LabelTransform):
         table = params["classes"]
         masks = class_masks(x, fmt, table)
         batch, count = masks.shape[:2]
-        components = _components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__))
+        components = _components.components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__))
         sizes = components.sizes
         # eligible: fewer voxels than max_fraction * N (an integer bound: exact for the float product)
         eligible = (sizes > 0) & (sizes < math.ceil(self.max_fraction * math.prod(x.shape[2:])))
