@@ -6,15 +6,15 @@ tensors), :mod:`morphaug.footprints`, :mod:`morphaug.transforms`,
 :mod:`morphaug.ot`, :mod:`morphaug.metrics` and :mod:`morphaug.losses`
 (MONAI's surface-distance metrics and distance-map losses on batches) and
 :mod:`morphaug.adapters` (MONAI, torchvision v2, Kornia; imported on demand).
-:func:`backend_info` says which backend runs each op; ``python -m morphaug.build``
+:func:`backend_info` says which backend runs each op (a :class:`BackendInfo`); ``python -m morphaug.build``
 builds the native kernels for the installed torch when the install did not
 (:class:`NativeKernelsWarning` says so at the first call they would take).
 """
 
 from . import footprints, losses, metrics, ndimage, ot, transforms
-from ._ops import NativeKernelsWarning, backend_info
+from ._ops import BackendInfo, NativeKernelsWarning, backend_info
 
 __version__ = "0.1.0"
 
-__all__ = ["ndimage", "footprints", "transforms", "ot", "metrics", "losses", "backend_info", "NativeKernelsWarning",
-           "__version__"]
+__all__ = ["ndimage", "footprints", "transforms", "ot", "metrics", "losses", "backend_info", "BackendInfo",
+           "NativeKernelsWarning", "__version__"]

@@ -1,7 +1,7 @@
 """``torch.compile(fullgraph=True)`` over every public function and every transform's ``apply``.
 
 Under compilation each call of a morphaug function is one opaque op
-(``morphaug._ops._opaque``): it compiles without a graph break, whatever the
+(``morphaug._opaque``): it compiles without a graph break, whatever the
 function reads on the host, and gives eager mode's result, bit for bit,
 and eager mode's gradients. The cases cover every name of
 ``morphaug.ndimage.__all__``, ``morphaug.ot.__all__``,

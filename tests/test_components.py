@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from morphaug import _ops, ndimage
-from morphaug.transforms import _components
+from morphaug.ndimage import _components
 from morphaug.transforms import KeepLargestComponents, RandRemoveComponent, RemoveSmallComponents
 
 
@@ -399,8 +399,8 @@ def test_one_label_call_per_batch(name, monkeypatch):
     """Every sample and class is labelled in one call (of label, or of the native filters):
     no loop over samples or classes."""
     calls = []
-    real = ndimage.label
-    monkeypatch.setattr(ndimage, "label", lambda x, **kw: calls.append(tuple(x.shape)) or real(x, **kw))
+    real = _components.label
+    monkeypatch.setattr(_components, "label", lambda x, **kw: calls.append(tuple(x.shape)) or real(x, **kw))
     with _FilterCalls(calls):
         TRANSFORMS[name](num_classes=4)(blobs(0, 5, SHAPE3, num_classes=4))
     assert calls == [(5, 3, *SHAPE3)]
@@ -422,8 +422,6 @@ def test_batched_equals_one_sample_at_a_time(name, device):
 def test_accelerator_tables_give_the_cpu_results(name, monkeypatch):
     """On an accelerator the component tables have a column per voxel (the largest count is not read back);
     on the CPU one per label of the largest count: the same results."""
-    from morphaug.transforms import _components
-
     index = blobs(9, 4, SHAPE3, num_classes=4)
     kwargs = {"generator": torch.Generator().manual_seed(0)} if name.startswith("Rand") else {}
     transform = TRANSFORMS[name](num_classes=4, **kwargs)

@@ -141,3 +141,28 @@ def test_each_case_runs_its_kernel(op, kernel, call, monkeypatch):
         assert fell_through or not mode.seen & {k for _, k, _ in table.rows("cpu")}
     else:
         assert kernel in mode.seen and not fell_through
+
+
+def test_every_kernel_has_one_contract():
+    """Each op of ``torch.ops.morphaug`` has a row of KERNELS, which holds its function and fake."""
+    ops = {name.split("::")[1] for name in torch._C._dispatch_get_all_op_names()
+           if name.startswith("morphaug::") and "." not in name}
+    assert ops == set(_ops.KERNELS)
+    for name, kernel in _ops.KERNELS.items():
+        assert kernel.function.__name__ == name and kernel.fake.__name__ == name
+        assert kernel.function is getattr(_ops.kernels, name)
+
+
+def test_a_call_past_a_kernel_contract_falls_through_whatever_the_policy(monkeypatch):
+    """A call that the kernel does not fit (radius 130 on the CPU ball kernel) is none of its
+    calls: under MORPHAUG_BACKEND=native too it runs on the torch backend, and gives its result."""
+    x = torch.zeros(1, 1, 300, dtype=torch.bool)
+    x[0, 0, 150] = True
+    cross = np.ones(3, bool)
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+    expected = ndimage.binary_dilation(x, cross, iterations=130)
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native")
+    with NativeOps() as mode:
+        got = ndimage.binary_dilation(x, cross, iterations=130)
+    assert "ball_morphology" not in mode.seen and torch.equal(got, expected)
+    assert int(got.sum()) == 261

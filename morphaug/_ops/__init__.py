@@ -10,10 +10,10 @@
   ``morphaug.ndimage`` and ``morphaug.ot`` that has native kernels: its cases
   in order, each a predicate and the kernel that takes the calls it accepts,
   ending in its torch backend;
-* ``_report`` prints all of it (:func:`backend_info`);
-* ``_opaque``: under ``torch.compile``, a public function decorated with
-  :func:`opaque_under_compile` is one opaque op, so host reads inside it do
-  not break the graph.
+* ``_report`` prints all of it (:func:`backend_info`).
+
+:func:`opaque_under_compile` (``morphaug._opaque``, which every layer uses)
+is handed on here for the public modules that dispatch.
 
 Importing this package loads the library and registers the fake kernels of
 every op, so ``torch.ops.morphaug.*`` run under FakeTensor and
@@ -26,7 +26,7 @@ from . import kernels
 from ._contracts import KERNELS, Kernel, use_native, why_not
 from ._dispatch import TABLES, Case, Table
 from ._library import NativeKernelsWarning, built_for, emulating_cuda, load_emulation, load_native, ops_for
-from ._opaque import Results, distances, one_result, opaque_under_compile
+from .._opaque import Results, distances, one_result, opaque_under_compile
 from ._report import BackendInfo, backend_info
 
 __all__ = ["KERNELS", "Kernel", "NativeKernelsWarning", "TABLES", "Case", "Table", "Results", "kernels",

@@ -64,7 +64,7 @@ Bad input
     than a host sync.
 Compilation
     Under ``torch.compile`` each call is one opaque op
-    (``morphaug._ops.opaque_under_compile``).
+    (``morphaug._opaque.opaque_under_compile``).
 """
 
 from ._surface import (

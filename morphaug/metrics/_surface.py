@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import torch
 
-from .. import _ops
+from .._opaque import Results, opaque_under_compile
 from ._arguments import DISTANCE_METRICS, check_percentile, checked, check_flag, check_tolerance
 from ._lists import Lists, lists
 
@@ -67,13 +67,13 @@ class SurfaceDistanceResult(NamedTuple):
     normalized_surface_dice: torch.Tensor
 
 
-def _per_slice(count: int, rebuild) -> _ops.Results:
+def _per_slice(count: int, rebuild) -> Results:
     """``count`` float32 ``(B, C)`` results, as a compiled call returns them (``rebuild``)."""
-    return _ops.Results(("pred", "ref"), lambda kw: [(tuple(kw["pred"].shape[:2]), torch.float32)] * count,
+    return Results(("pred", "ref"), lambda kw: [(tuple(kw["pred"].shape[:2]), torch.float32)] * count,
                         lambda kw, tensors: rebuild(*tensors))
 
 
-_PER_SLICE = _ops.opaque_under_compile(_per_slice(1, lambda result: result))
+_PER_SLICE = opaque_under_compile(_per_slice(1, lambda result: result))
 
 
 @_PER_SLICE
@@ -236,7 +236,7 @@ def normalized_surface_dice(pred, ref, tolerance, sampling=None, distance_metric
     return _surface_dice(lists(pred, ref, sampling, distance_metric, symmetric=True), tolerance)
 
 
-@_ops.opaque_under_compile(_per_slice(3, SurfaceDistanceResult))
+@opaque_under_compile(_per_slice(3, SurfaceDistanceResult))
 def surface_distance_metrics(pred, ref, tolerance, percentile=None, sampling=None, distance_metric="euclidean"):
     """HD (or HD95), ASSD and NSD of every slice from one set of surfaces and one set of distances.
 

@@ -175,7 +175,7 @@ def _lists_by_search(pred, ref, sampling, distance_metric, symmetric: bool):
 
 
 _SURFACE_LISTS = _ops.Table("surface distance lists (morphaug.metrics on the CPU)", [
-    _ops.Case("euclidean, at most 3 spatial axes", "surface_distance_lists",
+    _ops.Case("euclidean", "surface_distance_lists",
               lambda pred, ref, sampling, distance_metric, symmetric: distance_metric == "euclidean",
               _lists_by_search),
 ], _lists_by_transforms)
