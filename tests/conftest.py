@@ -141,7 +141,7 @@ def assert_parity(actual, expected, *, exact: bool, atol=1e-6, rtol=0.0, dtype=N
                           expected(b, c), exact=exact, atol=atol, rtol=rtol, dtype=dtype,
                           where=f"{where} slice (b={b}, c={c})".strip())
         return
-    references = torch.utils._pytree.tree_leaves(expected)
+    references = torch.utils._pytree.tree_leaves(expected) if isinstance(actual, (tuple, list, dict)) else [expected]
     assert len(leaves) == len(references), f"{where}: {len(leaves)} outputs != {len(references)}"
     for n, (ours, theirs) in enumerate(zip(leaves, references)):
         name = f"{where} output {n}".strip() if len(leaves) > 1 else where
