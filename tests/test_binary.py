@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
-from conftest import Dispatched, assert_close_to_reference, slice_element, to_numpy
+from conftest import Dispatched, assert_parity, each_slice, slice_element, to_numpy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -61,29 +61,19 @@ def repeated(function, array, iterations, **kwargs):
         state = following
 
 
-def compare(ours, x, reference, per_slice):
-    """``ours()`` against ``reference(x[b, c], **per_slice(b, c))`` on every slice.
-
-    When some slice's reference cycles, ``ours()`` must raise instead.
-    """
-    source = to_numpy(x)
-    expected = {}
-    cycles = False
-    for b in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            try:
-                expected[b, c] = reference(source[b, c], **per_slice(b, c))
-            except Cycle:
-                cycles = True
-    if cycles:
+def compare(ours, x, reference, extra):
+    """``ours()`` against ``reference(x[b, c], **extra(b, c))`` on every slice, exactly, as bool;
+    when some slice's reference cycles, ``ours()`` must raise instead."""
+    reference = each_slice(reference, x, extra)
+    try:
+        expected = {(b, c): reference(b, c) for b, c in np.ndindex(x.shape[:2])}
+    except Cycle:
         with pytest.raises(RuntimeError, match="cycles"):
             ours()
         return
     result = ours()
-    assert result.dtype == torch.bool and result.shape == x.shape
-    got = to_numpy(result)
-    for (b, c), value in expected.items():
-        assert_close_to_reference(got[b, c], value, exact=True, where=f"slice (b={b}, c={c})")
+    assert result.shape == x.shape
+    assert_parity(result, lambda b, c: expected[b, c], exact=True, dtype=torch.bool)
 
 
 def effective_lengths(k, axes, rank):
@@ -316,15 +306,14 @@ def test_propagation_and_fill_holes_equal_scipy_functions(case):
     propagated = binary_propagation(x, case["structure"], mask, border_value=case["border_value"],
                                     axes=case["axes"])
     source = to_numpy(x)
-    for b in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            structure = slice_element(case["structure"], b, c, n_axes)
-            m = None if mask is None else to_numpy(mask if mask.ndim == x.ndim - 2 else mask[b, c])
-            assert_close_to_reference(to_numpy(filled[b, c]), ndi.binary_fill_holes(
-                source[b, c], structure, axes=case["axes"]), exact=True)
-            assert_close_to_reference(to_numpy(propagated[b, c]), ndi.binary_propagation(
-                source[b, c], structure, m, border_value=case["border_value"], axes=case["axes"]),
-                exact=True)
+
+    def references(b, c):
+        structure = slice_element(case["structure"], b, c, n_axes)
+        m = None if mask is None else to_numpy(mask if mask.ndim == x.ndim - 2 else mask[b, c])
+        return (ndi.binary_fill_holes(source[b, c], structure, axes=case["axes"]),
+                ndi.binary_propagation(source[b, c], structure, m, border_value=case["border_value"],
+                                       axes=case["axes"]))
+    assert_parity((filled, propagated), references, exact=True)
 
 
 @pytest.mark.parametrize("connectivity", [1, 2])
@@ -338,9 +327,7 @@ def test_fill_holes_of_a_maze(connectivity):
     x = torch.from_numpy(np.stack([maze, ~maze]))[:, None]
     structure = generate_binary_structure(2, connectivity)
     result = binary_fill_holes(x, structure)
-    for b in range(2):
-        expected = ndi.binary_fill_holes(x[b, 0].numpy(), structure.numpy())
-        assert_close_to_reference(result[b, 0].numpy(), expected, exact=True)
+    assert_parity(result, each_slice(ndi.binary_fill_holes, x, structure=structure.numpy()), exact=True)
 
 
 # --------------------------------------------------------------------------- batching
@@ -477,9 +464,7 @@ def test_axes_order_follows_scipy():
     for axes, origin in [((2, 0), (1, 0)), ((0, 2), (0, 1)), ((2, 1, 0), (0, 0, 1))]:
         element = structure if len(axes) == 2 else structure[:, None]
         got = binary_erosion(x, element, origin=origin, axes=axes)
-        for b in range(2):
-            expected = ndi.binary_erosion(x[b, 0].numpy(), element, origin=origin, axes=axes)
-            assert np.array_equal(got[b, 0].numpy(), expected)
+        assert_parity(got, each_slice(ndi.binary_erosion, x, structure=element, origin=origin, axes=axes), exact=True)
 
 
 def test_reflected_origin_outside_the_element_raises():
@@ -594,16 +579,15 @@ def test_elements_of_earlier_calls_follow_the_callers_changes():
     for holds_column in (False, True, False):
         structure[:, 1] = holds_column
         structure[1] = True
-        got = binary_dilation(x, structure)[0, 0].numpy()
-        np.testing.assert_array_equal(got, ndi.binary_dilation(x[0, 0].numpy(), structure.numpy()))
+        got = binary_dilation(x, structure)[0, 0]
+        assert_parity(got, ndi.binary_dilation(x[0, 0].numpy(), structure.numpy()), exact=True)
     row = structure.clone()
     structure[:, 1] = True  # the kept row element must not be this tensor
-    np.testing.assert_array_equal(binary_dilation(x, row)[0, 0].numpy(), expected_row)
-    shifted = binary_dilation(x, structure, origin=(0, 1))[0, 0].numpy()
-    np.testing.assert_array_equal(shifted, ndi.binary_dilation(x[0, 0].numpy(), structure.numpy(),
-                                                                origin=(0, 1)))
+    assert_parity(binary_dilation(x, row)[0, 0], expected_row, exact=True)
+    shifted = binary_dilation(x, structure, origin=(0, 1))
+    assert_parity(shifted, each_slice(ndi.binary_dilation, x, structure=structure.numpy(), origin=(0, 1)), exact=True)
     line = structure[1]
-    along_rows = binary_dilation(x, line, axes=(0,))[0, 0].numpy()
-    np.testing.assert_array_equal(along_rows, ndi.binary_dilation(x[0, 0].numpy(), line.numpy(), axes=(0,)))
-    along_columns = binary_dilation(x, line, axes=(1,))[0, 0].numpy()
-    np.testing.assert_array_equal(along_columns, ndi.binary_dilation(x[0, 0].numpy(), line.numpy(), axes=(1,)))
+    along_rows = binary_dilation(x, line, axes=(0,))
+    assert_parity(along_rows, each_slice(ndi.binary_dilation, x, structure=line.numpy(), axes=(0,)), exact=True)
+    along_columns = binary_dilation(x, line, axes=(1,))
+    assert_parity(along_columns, each_slice(ndi.binary_dilation, x, structure=line.numpy(), axes=(1,)), exact=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import assert_parity
 
 from morphaug import footprints, losses, metrics, ndimage, ot, transforms
 
@@ -141,17 +142,10 @@ def test_every_public_name_is_covered():
     assert set(metrics.__all__) - {"DISTANCE_METRICS"} == set(METRICS) and set(losses.__all__) == set(LOSSES)
 
 
-def _same(compiled, eager):
-    flat_c, flat_e = torch.utils._pytree.tree_leaves(compiled), torch.utils._pytree.tree_leaves(eager)
-    assert len(flat_c) == len(flat_e)
-    for c, e in zip(flat_c, flat_e):
-        torch.testing.assert_close(c, e, rtol=0, atol=0, equal_nan=True)
-
-
 @pytest.mark.parametrize("name", list(FUNCTIONS) + list(OT) + list(METRICS))
 def test_function_compiles_without_a_graph_break(name):
     call = {**FUNCTIONS, **OT, **METRICS}[name]
-    _same(torch.compile(call, fullgraph=True, backend="eager")(), call())
+    assert_parity(torch.compile(call, fullgraph=True, backend="eager")(), call(), exact=True, dtype="expected")
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))
@@ -160,7 +154,7 @@ def test_transform_apply_compiles_without_a_graph_break(name):
     transform = make()
     params = transform.make_params(x, torch.Generator().manual_seed(1))
     compiled = torch.compile(transform.apply, fullgraph=True, backend="eager")
-    _same(compiled(x, params), transform.apply(x, params))
+    assert_parity(compiled(x, params), transform.apply(x, params), exact=True, dtype="expected")
 
 
 @pytest.mark.parametrize("name", list(LOSSES))
@@ -173,7 +167,8 @@ def test_loss_and_its_gradient_compile_without_a_graph_break(name):
         value.sum().backward()
         return value, x.grad
 
-    _same(value_and_gradient(torch.compile(loss, fullgraph=True, backend="eager")), value_and_gradient(loss))
+    assert_parity(value_and_gradient(torch.compile(loss, fullgraph=True, backend="eager")), value_and_gradient(loss),
+                  exact=True, dtype="expected")
 
 
 def test_results_given_as_tensors_are_written():
@@ -188,7 +183,7 @@ def test_results_given_as_tensors_are_written():
     assert eroded is output and returned is None
     expected = torch.empty_like(X64)
     ndimage.distance_transform_edt(MASK, distances=expected)
-    _same((output, distances), (ndimage.grey_erosion(X, size=3), expected))
+    assert_parity((output, distances), (ndimage.grey_erosion(X, size=3), expected), exact=True, dtype="expected")
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
@@ -198,7 +193,7 @@ def test_other_compiler_backends(backend):
         holes = ndimage.binary_fill_holes(closed > 0.5)
         return ndimage.distance_transform_edt(holes) + closed
 
-    _same(torch.compile(pipeline, fullgraph=True, backend=backend)(X), pipeline(X))
+    assert_parity(torch.compile(pipeline, fullgraph=True, backend=backend)(X), pipeline(X), exact=True, dtype="expected")
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
@@ -216,8 +211,9 @@ def test_gradients_are_eager_modes(backend):
 
     eager = gradients(loss)
     assert all(g is not None and g.abs().sum() > 0 for g in eager)
-    _same(gradients(torch.compile(loss, fullgraph=True, backend=backend)), eager)
+    assert_parity(gradients(torch.compile(loss, fullgraph=True, backend=backend)), eager, exact=True, dtype="expected")
 
 
 def test_footprints_compile():
-    _same(torch.compile(lambda: footprints.ball(3, 2), fullgraph=True, backend="eager")(), footprints.ball(3, 2))
+    assert_parity(torch.compile(lambda: footprints.ball(3, 2), fullgraph=True, backend="eager")(), footprints.ball(3, 2),
+                  exact=True, dtype="expected")

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
+from conftest import assert_parity
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -91,8 +92,7 @@ def search_masks(index: np.ndarray, classes, independent: bool) -> list[np.ndarr
 
 def assert_onehot_matches_monai(ours: torch.Tensor, monai: torch.Tensor, classes):
     """Ours equals MONAI's on the filtered channels; every voxel of ours has exactly one class."""
-    for c in classes:
-        assert torch.equal(ours[:, c], monai[:, c]), f"channel {c}"
+    assert_parity(ours[:, list(classes)], monai[:, list(classes)], exact=True, dtype="expected")
     assert torch.equal(ours.sum(1), torch.ones_like(ours[:, 0]))
 
 
@@ -121,7 +121,7 @@ def test_keep_largest_matches_monai(seed, ndim, connectivity, num_components, in
     if onehot_labels:
         assert_onehot_matches_monai(ours, expected, applied)
     else:
-        assert torch.equal(ours, expected)
+        assert_parity(ours, expected, exact=True, dtype="expected")
 
 
 def test_keep_largest_ties_keep_the_later_component_as_monai():
@@ -134,7 +134,7 @@ def test_keep_largest_ties_keep_the_later_component_as_monai():
     x[0, 0, 2, 8] = 1
     for keep, stays in [(1, [(8, 7), (8, 8)]), (2, [(4, 4), (4, 5), (8, 7), (8, 8)])]:
         ours = KeepLargestComponents("label", keep, connectivity=1)(x)
-        assert torch.equal(ours, monai_keep_largest(x, connectivity=1, num_components=keep))
+        assert_parity(ours, monai_keep_largest(x, connectivity=1, num_components=keep), exact=True, dtype="expected")
         assert sorted(map(tuple, ours[0, 0].nonzero().tolist())) == stays
 
 
@@ -150,7 +150,7 @@ def test_keep_largest_ties_follow_a_stable_descending_sort():
             sizes[0] = 0
             order = np.argsort(sizes, kind="stable")[::-1][:keep]
             expected = np.isin(labels, order[sizes[order] > 0])
-            np.testing.assert_array_equal(ours[b, 0].numpy(), expected, err_msg=f"keep {keep}, sample {b}")
+            assert_parity(ours[b, 0].numpy(), expected, exact=True, where=f"keep {keep}, sample {b}")
 
 
 def test_keep_largest_empty_and_full_slices():
@@ -211,7 +211,7 @@ def test_remove_small_matches_monai(seed, ndim, connectivity, min_size, independ
         if classes == (2,):  # the union of class 2 alone: class 1 untouched
             expected = torch.where(index == 1, index, monai_remove_small_per_class(
                 index, (2,), min_size=monai_size, connectivity=connectivity))
-    assert torch.equal(ours, expected)
+    assert_parity(ours, expected, exact=True, dtype="expected")
 
 
 @pytest.mark.parametrize("ndim", [2, 3])
@@ -232,8 +232,8 @@ def test_remove_small_is_strictly_smaller_as_documented():
     ours = RemoveSmallComponents("label", min_size=3)(x)
     assert ours.sum() == 3 and ours[0, 0, 0, :3].all()
     skimage = _reference("skimage.morphology").remove_small_objects(x[0, 0].numpy().astype(bool), max_size=2)
-    np.testing.assert_array_equal(ours[0, 0].numpy().astype(bool), skimage)
-    assert torch.equal(ours, monai_remove_small(x.float(), min_size=monai_min_size(3)).long())
+    assert_parity(ours[0, 0].numpy().astype(bool), skimage, exact=True)
+    assert_parity(ours, monai_remove_small(x.float(), min_size=monai_min_size(3)).long(), exact=True, dtype="expected")
     assert torch.equal(RemoveSmallComponents("label", min_size=2.5)(x), ours)  # fewer than 2.5: 2 and less
 
 
@@ -324,7 +324,7 @@ def test_remove_component_matches_batchgenerators(seed, ndim, connectivity, max_
     ours = transform(x)
     expected = ref_remove_component(x.numpy(), onehot_labels, host(transform.last_params), transform)
     assert ours.dtype == x.dtype
-    np.testing.assert_array_equal(ours.numpy(), expected)
+    assert_parity(ours.numpy(), expected, exact=True)
 
 
 def test_remove_component_without_moves_is_batchgenerators_in_any_class_order():
@@ -338,7 +338,7 @@ def test_remove_component_without_moves_is_batchgenerators_in_any_class_order():
     params = host(transform.last_params)
     for order in ([2, 0, 1], [1, 2, 0]):
         expected = ref_remove_component(x.numpy(), True, params, transform, order=order, sequential=True)
-        np.testing.assert_array_equal(ours.numpy(), expected)
+        assert_parity(ours.numpy(), expected, exact=True)
     assert not torch.equal(ours, x)
 
 
@@ -532,8 +532,8 @@ def test_label_sizes_count_every_label(shape, dtype, cpu_kernels):
             native = _ops.kernels.label_sizes(labels, width)
         finally:
             torch.set_num_threads(before)
-        np.testing.assert_array_equal(native.numpy(), expected)
-    np.testing.assert_array_equal(_components._label_sizes_torch(labels, width).numpy(), expected)
+        assert_parity(native.numpy(), expected, exact=True)
+    assert_parity(_components._label_sizes_torch(labels, width).numpy(), expected, exact=True)
 
 
 def _filter_reference(masks: np.ndarray, structure: np.ndarray, keep: int, min_size: int) -> np.ndarray:
@@ -569,9 +569,9 @@ def test_filter_components_matches_scipy_labels_and_the_rule(shape, keep, min_si
             got = _ops.kernels.filter_components(torch.from_numpy(masks), hops, keep, min_size)
         finally:
             torch.set_num_threads(before)
-        np.testing.assert_array_equal(got.numpy(), expected)
+        assert_parity(got.numpy(), expected, exact=True)
     torch_backend = _components._filter_torch(torch.from_numpy(masks), hops, keep, min_size)
-    np.testing.assert_array_equal(torch_backend.numpy(), expected)
+    assert_parity(torch_backend.numpy(), expected, exact=True)
 
 
 @needs_native

@@ -8,6 +8,7 @@ import doctest
 import numpy as np
 import pytest
 import torch
+from conftest import assert_parity
 from scipy import ndimage as ndi
 
 from morphaug import _sync, ndimage
@@ -127,7 +128,7 @@ def scipy_statistic(name: str, x: np.ndarray, labels, index) -> np.ndarray:
     return np.asarray(result)
 
 
-def assert_matches_scipy(name, ours: torch.Tensor, x, labels, index):
+def check_statistic(name, ours: torch.Tensor, x, labels, index):
     """``ours`` equals SciPy's result on every slice: exactly for integers, bools, minima and
     maxima, to the rounding of the dtype SciPy sums in (:data:`TOLERANCE`) for float sums."""
     if labels is None:
@@ -139,16 +140,12 @@ def assert_matches_scipy(name, ours: torch.Tensor, x, labels, index):
     for b in range(x.shape[0]):
         for c in range(x.shape[1]):
             expected = scipy_statistic(name, x[b, c].numpy(), scipy_slice(labels, b, c), scipy_index(index))
-            got = ours[b, c].numpy()
-            where = f"{name}, slice ({b}, {c})"
-            assert got.dtype == expected.dtype, where
-            if expected.dtype.kind in "biu" or name in ("minimum", "maximum"):
-                np.testing.assert_array_equal(got, expected, err_msg=where)
-            else:
+            exact = expected.dtype.kind in "biu" or name in ("minimum", "maximum")
+            if not exact:  # the rounding of the dtype SciPy sums in
                 summed = ndi.sum_labels(x[b, c].numpy(), scipy_slice(labels, b, c), scipy_index(index))
-                summed = np.asarray(summed).dtype
-                tolerance = TOLERANCE.get(summed, 1e-12)
-                np.testing.assert_allclose(got, expected, rtol=tolerance, atol=0, equal_nan=True, err_msg=where)
+                tolerance = TOLERANCE.get(np.asarray(summed).dtype, 1e-12)
+            assert_parity(ours[b, c], expected, exact=exact, rtol=0 if exact else tolerance, atol=0,
+                          dtype="expected", where=f"{name}, slice ({b}, {c})")
 
 
 # --------------------------------------------------------------------------- parity
@@ -174,7 +171,7 @@ def test_an_index_on_the_host_spans_a_table():
 def test_statistics_match_scipy(seed):
     x, labels, index = make_case(seed)
     for name in STATISTICS:
-        assert_matches_scipy(name, getattr(ndimage, name)(x, labels, index), x, labels, index)
+        check_statistic(name, getattr(ndimage, name)(x, labels, index), x, labels, index)
 
 
 @pytest.mark.usefixtures("path")
@@ -187,7 +184,7 @@ def test_components_of_scipy_label(name):
     labels = torch.from_numpy(np.stack([ndi.label(rng.random((20, 20)) < 0.3)[0] for _ in range(6)])).view(
         3, 2, 20, 20)
     index = torch.arange(1, int(labels.max()) + 1)
-    assert_matches_scipy(name, getattr(ndimage, name)(x, labels, index), x, labels, index)
+    check_statistic(name, getattr(ndimage, name)(x, labels, index), x, labels, index)
 
 
 @pytest.mark.parametrize("dtype, values, index", [
@@ -201,15 +198,15 @@ def test_components_of_scipy_label(name):
 def test_index_values_the_labels_cannot_hold_are_absent(name, dtype, values, index):
     labels = torch.tensor(np.array(values, dtype=torch.empty(0, dtype=dtype).numpy().dtype)).view(1, 1, -1)
     x = torch.arange(1.0, labels.shape[-1] + 1).view(1, 1, -1)
-    assert_matches_scipy(name, getattr(ndimage, name)(x, labels, index), x, labels, index)
+    check_statistic(name, getattr(ndimage, name)(x, labels, index), x, labels, index)
 
 
 def test_nan_propagates_as_in_scipy_one_region():
     x = torch.tensor([[[1.0, float("nan"), 3.0, 4.0]]])
     labels = torch.tensor([[[1, 1, 2, 2]]])
     for name in ("minimum", "maximum"):
-        assert_matches_scipy(name, getattr(ndimage, name)(x, labels, 1), x, labels, 1)
-        assert_matches_scipy(name, getattr(ndimage, name)(x, labels, 2), x, labels, 2)
+        check_statistic(name, getattr(ndimage, name)(x, labels, 1), x, labels, 1)
+        check_statistic(name, getattr(ndimage, name)(x, labels, 2), x, labels, 2)
     assert torch.isnan(ndimage.minimum(x, labels, [1])).all()  # SciPy's sequence path skips it
 
 
@@ -304,18 +301,22 @@ def test_inputs_are_not_modified(name):
 
 
 # --------------------------------------------------------------------------- find_objects
+def scipy_objects(labels: np.ndarray, max_label: int):
+    """SciPy's ``find_objects(labels, max_label)`` as morphaug returns it: ``boxes (max_label, 2,
+    rank)`` of starts and stops, zero where a label is absent, and ``present (max_label,)``."""
+    found = ndi.find_objects(labels, max_label)
+    boxes = np.zeros((max_label, 2, labels.ndim), np.int64)
+    for box, slices in zip(boxes, found):
+        if slices is not None:
+            box[:] = [[s.start for s in slices], [s.stop for s in slices]]
+    return boxes, np.array([slices is not None for slices in found], bool).reshape(max_label)
+
+
 def assert_objects_match_scipy(labels: torch.Tensor, max_label: int, boxes, present):
     """``(boxes, present)`` of ``labels`` equal SciPy's slices with ``max_label`` on every slice."""
-    b, c, *spatial = labels.shape
-    assert boxes.shape == (b, c, max_label, 2, len(spatial)) and boxes.dtype == torch.int64
-    assert present.shape == (b, c, max_label) and present.dtype == torch.bool
-    for i in range(b):
-        for j in range(c):
-            theirs = ndi.find_objects(labels[i, j].numpy(), max_label)
-            ours = [tuple(map(slice, *box)) if found else None
-                    for box, found in zip(boxes[i, j].tolist(), present[i, j].tolist())]
-            assert ours == theirs, (i, j)
-            assert not boxes[i, j][~present[i, j]].any()
+    source = labels.numpy()
+    assert_parity((boxes, present), lambda b, c: scipy_objects(source[b, c], max_label), exact=True,
+                  dtype="expected")
 
 
 @pytest.mark.usefixtures("path")

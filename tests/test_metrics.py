@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
+from conftest import assert_parity
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_device_discipline import DeviceRun, On
@@ -62,11 +63,6 @@ def monai_per_slice(compute, pred, ref, **kwargs):
         return compute(pred.float(), ref.float(), include_background=True, **kwargs)
 
 
-def assert_matches(ours, theirs, exact: bool):
-    assert ours.dtype == torch.float32 and ours.shape == theirs.shape
-    torch.testing.assert_close(ours, theirs.float(), rtol=0 if exact else 1e-6, atol=0, equal_nan=True)
-
-
 CASES = [pytest.param(seed, shape, spacing, metric, id=f"{len(shape) - 2}d-{seed}-{metric}-{spacing}")
          for seed, shape in enumerate(SHAPES)
          for metric, spacing in [("euclidean", s) for s in SPACINGS[len(shape) - 2]]
@@ -81,7 +77,7 @@ def test_hausdorff_distance_matches_monai(seed, shape, spacing, metric, percenti
     ours = metrics.hausdorff_distance(pred, ref, percentile, directed, spacing, metric)
     theirs = monai_per_slice(monai_metrics.compute_hausdorff_distance, pred, ref, distance_metric=metric,
                              percentile=percentile, directed=directed, spacing=spacing)
-    assert_matches(ours, theirs, exact=metric != "euclidean")
+    assert_parity(ours, theirs.float(), exact=metric != "euclidean", rtol=1e-6, atol=0, dtype=torch.float32)
 
 
 @needs_monai
@@ -92,7 +88,7 @@ def test_average_surface_distance_matches_monai(seed, shape, spacing, metric, sy
     ours = metrics.average_surface_distance(pred, ref, symmetric, spacing, metric)
     theirs = monai_per_slice(monai_metrics.compute_average_surface_distance, pred, ref, distance_metric=metric,
                              symmetric=symmetric, spacing=spacing)
-    assert_matches(ours, theirs, exact=metric != "euclidean")
+    assert_parity(ours, theirs.float(), exact=metric != "euclidean", rtol=1e-6, atol=0, dtype=torch.float32)
 
 
 @needs_monai
@@ -107,7 +103,7 @@ def test_normalized_surface_dice_matches_monai(seed, shape, spacing, metric, tol
     ours = metrics.normalized_surface_dice(pred, ref, given, spacing, metric)
     theirs = monai_per_slice(monai_metrics.compute_surface_dice, pred, ref, class_thresholds=thresholds,
                              distance_metric=metric, spacing=spacing)
-    assert_matches(ours, theirs, exact=True)
+    assert_parity(ours, theirs.float(), exact=True, dtype=torch.float32)
 
 
 def monai_three(pred, ref, tolerance, percentile, spacing, metric):
@@ -122,7 +118,7 @@ def assert_three_match(ours, theirs, metric):
     """The fused result against MONAI's three: HD and ASSD to float32 rounding, NSD identical."""
     assert isinstance(ours, metrics.SurfaceDistanceResult)
     for found, expected, exact in zip(ours, theirs, (metric != "euclidean", metric != "euclidean", True)):
-        assert_matches(found, expected, exact)
+        assert_parity(found, expected.float(), exact=exact, rtol=1e-6, atol=0, dtype=torch.float32)
 
 
 @needs_monai
@@ -136,7 +132,7 @@ def test_surface_distance_metrics_are_the_three_functions_and_monai_s(seed, shap
                 metrics.average_surface_distance(pred, ref, True, spacing, metric),
                 metrics.normalized_surface_dice(pred, ref, tolerance, spacing, metric))
     for found, expected in zip(ours, separate):
-        assert_matches(found, expected, exact=True)
+        assert_parity(found, expected.float(), exact=True, dtype=torch.float32)
     assert_three_match(ours, monai_three(pred, ref, tolerance, percentile, spacing, metric), metric)
 
 
@@ -210,7 +206,7 @@ def test_the_accelerator_layout_gives_the_cpu_result(seed, shape, spacing, metri
     monkeypatch.setattr(_lists, "_reads_are_free", lambda x: False)
     for call, expected in zip(calls, packed):
         for found, wanted in zip(torch.utils._pytree.tree_leaves(call()), torch.utils._pytree.tree_leaves(expected)):
-            assert_matches(found, wanted, exact=metric != "euclidean")
+            assert_parity(found, wanted.float(), exact=metric != "euclidean", rtol=1e-6, atol=0, dtype=torch.float32)
 
 
 def test_empty_masks_give_monai_s_values():
@@ -221,13 +217,16 @@ def test_empty_masks_give_monai_s_values():
     for pred, ref, hd, hd95, asd, nsd in [(nothing, nothing, nan, nan, nan, nan), (nothing, square, inf, nan, inf, 0.0),
                                           (square, nothing, inf, nan, inf, 0.0)]:
         for directed in (False, True):
-            assert_matches(metrics.hausdorff_distance(pred, ref, directed=directed), torch.tensor([[hd]]), exact=True)
-            assert_matches(metrics.hausdorff_distance(pred, ref, 95, directed), torch.tensor([[hd95]]), exact=True)
-            assert_matches(metrics.average_surface_distance(pred, ref, not directed), torch.tensor([[asd]]),
-                           exact=True)
-        assert_matches(metrics.normalized_surface_dice(pred, ref, 1.0), torch.tensor([[nsd]]), exact=True)
+            assert_parity(metrics.hausdorff_distance(pred, ref, directed=directed), torch.tensor([[hd]]),
+                          exact=True, dtype=torch.float32)
+            assert_parity(metrics.hausdorff_distance(pred, ref, 95, directed), torch.tensor([[hd95]]),
+                          exact=True, dtype=torch.float32)
+            assert_parity(metrics.average_surface_distance(pred, ref, not directed), torch.tensor([[asd]]),
+                          exact=True, dtype=torch.float32)
+        assert_parity(metrics.normalized_surface_dice(pred, ref, 1.0), torch.tensor([[nsd]]),
+                      exact=True, dtype=torch.float32)
         for found, expected in zip(metrics.surface_distance_metrics(pred, ref, 1.0, 95), (hd95, asd, nsd)):
-            assert_matches(found, torch.tensor([[expected]]), exact=True)
+            assert_parity(found, torch.tensor([[expected]]), exact=True, dtype=torch.float32)
 
 
 @pytest.mark.parametrize("shape", [(0, 2, 5, 6), (2, 0, 5, 6)])
@@ -272,7 +271,8 @@ def test_both_layouts_give_torch_quantile(seed):
 def test_every_binary_dtype_gives_the_same_result(dtype):
     pred, ref = random_masks(5, SHAPES[0])
     expected = metrics.hausdorff_distance(pred, ref, percentile=95)
-    assert_matches(metrics.hausdorff_distance(pred.to(dtype), ref.to(dtype), percentile=95), expected, exact=True)
+    assert_parity(metrics.hausdorff_distance(pred.to(dtype), ref.to(dtype), percentile=95), expected.float(),
+                  exact=True, dtype=torch.float32)
 
 
 def test_inputs_are_not_modified():
@@ -297,7 +297,7 @@ def test_torch_backend_gives_the_native_result(monkeypatch):
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     for call, expected in zip(calls, native):
         for found, wanted in zip(torch.utils._pytree.tree_leaves(call()), torch.utils._pytree.tree_leaves(expected)):
-            assert_matches(found, wanted, exact=False)
+            assert_parity(found, wanted.float(), exact=False, rtol=1e-6, atol=0, dtype=torch.float32)
 
 
 BAD = [
@@ -381,7 +381,8 @@ def test_cuda_gives_the_cpu_result(seed, shape, spacing, metric):
         on_cpu = torch.utils._pytree.tree_leaves(call(pred, ref))  # cropped to the masks: not on the GPU
         for on_gpu, expected in zip(torch.utils._pytree.tree_leaves(call(pred.cuda(), ref.cuda())), on_cpu):
             assert on_gpu.device.type == "cuda"
-            assert_matches(on_gpu.cpu(), expected, exact=metric != "euclidean")
+            assert_parity(on_gpu.cpu(), expected.float(),
+                          exact=metric != "euclidean", rtol=1e-6, atol=0, dtype=torch.float32)
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "taxicab"])
@@ -620,7 +621,9 @@ def test_adapted_classes_accumulate_and_aggregate_as_monai_s(name, kwargs):
             warnings.simplefilter("ignore")
             expected = theirs(y_pred=pred, y=ref, spacing=spacing)
             found = ours(y_pred=pred, y=ref, spacing=spacing)
-        assert_matches(found, expected, exact=kwargs.get("distance_metric", "euclidean") != "euclidean")
+        assert_parity(found, expected.float(),
+                      exact=kwargs.get("distance_metric", "euclidean") != "euclidean",
+                      rtol=1e-6, atol=0, dtype=torch.float32)
     for got, want in zip(torch.utils._pytree.tree_leaves(ours.aggregate()),
                          torch.utils._pytree.tree_leaves(theirs.aggregate())):
         torch.testing.assert_close(got, want, rtol=1e-6, atol=0, equal_nan=True)
@@ -635,10 +638,11 @@ def test_adapted_classes_take_lists_and_meta_tensors_and_stay_on_the_device():
     pred, ref = one_hot(7, (2, 9, 10))
     metric = monai_adapters.HausdorffDistanceMetric(percentile=95)
     expected = metrics.hausdorff_distance(pred[:, 1:], ref[:, 1:], 95)
-    assert_matches(metric([MetaTensor(p) for p in pred], [MetaTensor(r) for r in ref]), expected, exact=True)
+    assert_parity(metric([MetaTensor(p) for p in pred], [MetaTensor(r) for r in ref]), expected.float(),
+                  exact=True, dtype=torch.float32)
     found = metric(MetaTensor(pred), MetaTensor(ref))
     assert type(found) is torch.Tensor and found.device == pred.device
-    assert_matches(found, expected, exact=True)
+    assert_parity(found, expected.float(), exact=True, dtype=torch.float32)
 
 
 @needs_monai

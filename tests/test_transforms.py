@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 import torch
+from conftest import assert_parity
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -149,7 +150,7 @@ def test_label_morphology_matches_scipy_3d(device, config):
     out = transform({"label": labels})["label"]
     params = {k: v.cpu().numpy() for k, v in transform.last_params.items()}
     expected = ref_label_morphology(labels.cpu().numpy(), params, transform, transform.classes or (1, 2))
-    np.testing.assert_array_equal(out.cpu().numpy(), expected)
+    assert_parity(out.cpu().numpy(), expected, exact=True)
 
 
 @pytest.mark.usefixtures("backend")  # torch and native label morphology
@@ -163,7 +164,7 @@ def test_label_morphology_onehot_2d_matches_scipy(device):
     assert torch.equal(out.sum(1), torch.ones_like(out.sum(1)))
     params = {k: v.cpu().numpy() for k, v in transform.last_params.items()}
     expected = ref_label_morphology(index.cpu().numpy(), params, transform, (1, 2, 3))
-    np.testing.assert_array_equal(out.argmax(1, keepdim=True).cpu().numpy(), expected)
+    assert_parity(out.argmax(1, keepdim=True).cpu().numpy(), expected, exact=True)
 
 
 def ref_onehot_morphology(onehot: np.ndarray, params: dict, transform) -> np.ndarray:
@@ -202,7 +203,7 @@ def test_label_morphology_onehot_keeps_what_no_drawn_class_changes():
                                     generator=torch.Generator().manual_seed(5))
     out = transform(labels)
     params = {k: v.numpy() for k, v in transform.last_params.items()}
-    np.testing.assert_array_equal(out.numpy(), ref_onehot_morphology(labels.numpy(), params, transform))
+    assert_parity(out.numpy(), ref_onehot_morphology(labels.numpy(), params, transform), exact=True)
     assert params["apply"].sum() and (~params["class_apply"]).sum()
     assert torch.equal(labels, before)
 
@@ -222,7 +223,7 @@ def test_label_morphology_property(seed, ops, shapes, low, extra, dtype):
     assert out.dtype == dtype
     params = {k: v.numpy() for k, v in transform.last_params.items()}
     expected = ref_label_morphology(labels.numpy(), params, transform, (1, 2, 3))
-    np.testing.assert_array_equal(out.numpy(), expected)
+    assert_parity(out.numpy(), expected, exact=True)
 
 
 def test_label_morphology_precedence_highest_class_wins():
@@ -243,7 +244,7 @@ def test_label_morphology_bool_labels():
     assert out.dtype == torch.bool
     expected = np.stack([ndi.binary_erosion(m, structure=np.ones((3, 3)))
                          for m in labels[:, 0].numpy()])[:, None]
-    np.testing.assert_array_equal(out.numpy(), expected)
+    assert_parity(out.numpy(), expected, exact=True)
 
 
 # --------------------------------------------------------------------------- RandGreyMorphology
@@ -273,7 +274,7 @@ def test_grey_morphology_matches_scipy(device, ndim, config):
         element = params["footprints"][b].cpu().numpy()
         margin = (np.asarray(element.shape) - (2 * radius + 1)) // 2
         inner = element[tuple(slice(m, m + 2 * radius + 1) for m in margin)]
-        np.testing.assert_array_equal(inner, ref_footprint(shape_name, radius, ndim))
+        assert_parity(inner, ref_footprint(shape_name, radius, ndim), exact=True)
         assert not element.sum() - inner.sum()
         for c in range(image.shape[1]):
             if params["apply"][b]:
@@ -281,7 +282,7 @@ def test_grey_morphology_matches_scipy(device, ndim, config):
                 expected = op(source[b, c], footprint=inner, mode=transform.mode)
             else:
                 expected = source[b, c]
-            np.testing.assert_allclose(out[b, c].cpu().numpy(), expected, atol=1e-6, rtol=0)
+            assert_parity(out[b, c].cpu().numpy(), expected, exact=False, rtol=0, atol=1e-6)
 
 
 
@@ -299,8 +300,8 @@ def test_distance_map_matches_scipy(device, metric, signed):
     for b in range(3):
         for c in range(3):
             expected = ref_distance(source[b, 0] == c, metric, signed)
-            np.testing.assert_allclose(out[b, c].cpu().numpy(), expected, rtol=1e-6, atol=1e-6,
-                                       err_msg=f"sample {b}, class {c}")
+            assert_parity(out[b, c].cpu().numpy(), expected,
+                          exact=False, rtol=1e-6, atol=1e-6, where=f"sample {b}, class {c}")
 
 
 @pytest.mark.parametrize("normalize", [None, "max", "diagonal"])
@@ -321,7 +322,7 @@ def test_distance_map_sampling_clip_normalize(device, normalize):
                 expected = expected / diagonal(SHAPE2, "euclidean", sampling)
             elif normalize == "max":
                 expected = expected / np.abs(expected).max()
-            np.testing.assert_allclose(out["sdf"][b, j].cpu().numpy(), expected, rtol=1e-5, atol=1e-6)
+            assert_parity(out["sdf"][b, j].cpu().numpy(), expected, exact=False, rtol=1e-5, atol=1e-6)
 
 
 def test_distance_map_signed_convention():
@@ -376,7 +377,7 @@ def test_label_boundary_matches_scipy(device, side, footprint):
             inner = mask & ~ndi.binary_erosion(mask, fp, border_value=1)
             outer = ndi.binary_dilation(mask, fp) & ~mask
             expected = {"inner": inner, "outer": outer, "both": inner | outer}[side] & bool(params["apply"][b])
-            np.testing.assert_array_equal(out[b, c].cpu().numpy(), expected, err_msg=f"sample {b}, class {c}")
+            assert_parity(out[b, c].cpu().numpy(), expected, exact=True, where=f"sample {b}, class {c}")
 
 
 # --------------------------------------------------------------------------- FillHoles
@@ -404,7 +405,7 @@ def test_fill_holes_matches_scipy(device, connectivity):
     source = labels.cpu().numpy()
     for b in range(3):
         expected = ref_fill_holes(source[b, 0], (1, 2, 3), structure)
-        np.testing.assert_array_equal(out[b, 0].cpu().numpy(), expected)
+        assert_parity(out[b, 0].cpu().numpy(), expected, exact=True)
     assert out[0, 0, 8, 8] == 3 and out[0, 0, 7, 7] == 1 and out[0, 0, 3, 3] == 2 and out[0, 0, 0, 0] == 0
 
 
@@ -431,7 +432,7 @@ def test_boundary_jitter_matches_reference(device):
     for b in range(3):
         label = source[b, 0]
         if not params["apply"][b]:
-            np.testing.assert_array_equal(out[b, 0].cpu().numpy(), label)
+            assert_parity(out[b, 0].cpu().numpy(), label, exact=True)
             continue
         sdf = np.stack([ref_distance(label == c, "euclidean", True) for c in range(3)])
         score = -sdf + math.sqrt(2) * params["magnitude"][b] * params["field"][b]
@@ -439,7 +440,7 @@ def test_boundary_jitter_matches_reference(device):
         got = out[b, 0].cpu().numpy()
         top2 = np.sort(score, axis=0)[-2:]
         ties = (top2[1] - top2[0]) < 1e-4
-        np.testing.assert_array_equal(got[~ties], expected[~ties])
+        assert_parity(got[~ties], expected[~ties], exact=True)
         # a voxel only moves when the fields can overcome its distance to the boundary
         reach = math.sqrt(2) * params["magnitude"][b] * np.ptp(params["field"][b]) + 1
         own = np.take_along_axis(sdf, label[None].astype(np.int64), 0)[0]
@@ -672,8 +673,8 @@ def test_footprint_names_match_morphaug_footprints():
                 element = footprints.random_footprints(
                     2, (name,), (radius, radius), ndim, generator=torch.Generator().manual_seed(0),
                     device=torch.device("cpu"))[0]
-                np.testing.assert_array_equal(element[0].numpy(), ref_footprint(name, radius, ndim),
-                                              err_msg=f"{name} radius {radius} {ndim}-D")
+                assert_parity(element[0].numpy(), ref_footprint(name, radius, ndim),
+                              exact=True, where=f"{name} radius {radius} {ndim}-D")
 
 
 BAD_ARGUMENTS = [
