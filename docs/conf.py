@@ -8,7 +8,7 @@ and shown without being executed (the test suite executes them).
 
 from __future__ import annotations
 
-import shutil
+import re
 import warnings
 from pathlib import Path
 
@@ -52,17 +52,32 @@ html_theme = "furo"
 html_title = f"morphaug {release}"
 
 
-def _copy_notebooks() -> None:
-    """notebooks/*.ipynb -> docs/notebooks/ (a build product, ignored by git)."""
-    target = DOCS / "notebooks"
+# Files of the repository shown as pages: copied into docs/ at each build (build products,
+# ignored by git). The pages link to the originals (``../notebooks/x.ipynb``), which works on
+# GitHub; the build rewrites those links to the copies.
+COPIED = {"notebooks": "*.ipynb", "benchmarks/results": "*.md"}
+
+
+def _copy(folder: str, pattern: str) -> None:
+    target = DOCS / Path(folder).name
     target.mkdir(exist_ok=True)
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for path in sorted((ROOT / folder).glob(pattern)):
+        text = path.read_bytes()
+        if path.suffix == ".md" and not text.startswith(b"# "):  # a page needs a title
+            text = f"# {path.stem}\n\n".encode() + text
         destination = target / path.name
-        if not destination.exists() or destination.read_bytes() != path.read_bytes():
-            shutil.copyfile(path, destination)
+        if not destination.exists() or destination.read_bytes() != text:
+            destination.write_bytes(text)
 
 
-_copy_notebooks()
+for _folder, _pattern in COPIED.items():
+    _copy(_folder, _pattern)
+
+_LINK_TO_ORIGINAL = re.compile(r"\]\(\.\./(" + "|".join(map(re.escape, COPIED)) + r")/")
+
+
+def _link_to_copies(app, docname, source):
+    source[0] = _LINK_TO_ORIGINAL.sub(lambda match: "](" + Path(match.group(1)).name + "/", source[0])
 
 
 # numpydoc reports docstring problems (an unknown section such as "Example") as Python
@@ -84,5 +99,6 @@ def _report_numpydoc(message, category, filename, lineno, file=None, line=None):
 
 
 def setup(app):
+    app.connect("source-read", _link_to_copies)
     warnings.showwarning = _report_numpydoc
     warnings.simplefilter("always", UserWarning)  # every docstring's problem, not only the first
