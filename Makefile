@@ -49,9 +49,23 @@ test: install
 	$(PY) -c "import morphaug; morphaug.backend_info()"
 	$(PY) -m pytest $(PYTEST_ARGS)
 	MORPHAUG_BACKEND=torch $(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	$(DOCS_BUILD)
+
+# The docs site (docs/, Sphinx): `make docs` writes docs/_build/html; `make test` builds
+# them too, warnings as errors (the docstring examples run as doctests in tests/test_docs.py).
+# The docs extra is installed by an editable reinstall with every extra (only what changed rebuilds).
+.PHONY: docs
+DOCS_BUILD = $(PY) -m sphinx -W --keep-going -E -q -b html docs docs/_build/html
+test: $(VENV)/.docs-installed
+$(VENV)/.docs-installed: $(VENV)/.installed
+	$(PIP) install --no-build-isolation -e ".[$(EXTRAS),docs]"
+	touch $@
+docs: $(VENV)/.docs-installed
+	$(DOCS_BUILD)
 
 bench: install
 	$(PY) benchmarks/run.py
 
 clean:
 	rm -rf build $(VENV) morphaug/_C*.so *.egg-info
+	rm -rf docs/_build docs/generated docs/notebooks docs/results docs/jupyter_execute

@@ -1,17 +1,17 @@
-"""The README's code runs as written.
+"""The code of the README and of the docs pages (``docs/*.md``) runs as written.
 
-- Every ```python block runs on its own, in a fresh interpreter (``python -c``, as if pasted
+- Every ```python block (README and docs pages) runs on its own, in a fresh interpreter (``python -c``, as if pasted
   into a new REPL), on the CPU (``CUDA_VISIBLE_DEVICES=""``), with the installed morphaug.
-  A block that raises fails the test, with its first README line and the interpreter's output.
-- ```bash blocks are not run, but every ``pip install`` in the README (in bash blocks, their
+  A block that raises fails the test, with its file, first line and the interpreter's output.
+- ```bash blocks are not run, but every ``pip install`` in the README and the docs pages (in bash blocks, their
   comments and inline code) must name something that exists: the clone (``.``, with extras that
   pyproject.toml declares), the sdist that ``python -m build --sdist`` writes, or a distribution
   on PyPI that the install instructions rely on. morphaug itself is not on PyPI, so
   ``pip install morphaug[monai]`` fails here.
 - The Quickstart keeps exactly its two commands.
 
-The python blocks together take about 20-40 s on a quiet 2-core machine with the native
-kernels (most of it interpreter start-up and imports); keep the README's examples small.
+Each python block takes a few seconds (most of it interpreter start-up and imports); keep the
+examples small.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The README, then the docs pages (docs/*.md; the generated API pages are not among them).
+PAGES = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+         for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -40,16 +43,16 @@ FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTAL
 BLOCK_TIMEOUT = 300
 
 
-def _blocks(language: str) -> list[tuple[int, str]]:
-    """(first line of the block's code in README.md, code) of every fenced block in ``language``."""
-    return [(README.count("\n", 0, match.start(2)) + 1, match.group(2))
-            for match in FENCE.finditer(README) if match.group(1) == language]
+def _blocks(language: str, text: str = README) -> list[tuple[int, str]]:
+    """(first line of the block's code in ``text``, code) of every fenced block in ``language``."""
+    return [(text.count("\n", 0, match.start(2)) + 1, match.group(2))
+            for match in FENCE.finditer(text) if match.group(1) == language]
 
 
-PYTHON_BLOCKS = _blocks("python")
+PYTHON_BLOCKS = [(f"{page}:{line}", code) for page, text in PAGES.items() for line, code in _blocks("python", text)]
 
 
-@pytest.mark.parametrize("line, code", PYTHON_BLOCKS, ids=[f"README.md:{line}" for line, _ in PYTHON_BLOCKS])
+@pytest.mark.parametrize("line, code", PYTHON_BLOCKS, ids=[line for line, _ in PYTHON_BLOCKS])
 def test_python_block_runs(line, code, tmp_path):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="",
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -57,15 +60,16 @@ def test_python_block_runs(line, code, tmp_path):
         result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                                 text=True, timeout=BLOCK_TIMEOUT)
     except subprocess.TimeoutExpired as error:
-        pytest.fail(f"the python block at README.md:{line} ran past {BLOCK_TIMEOUT} s:\n{error.stderr or ''}")
+        pytest.fail(f"the python block at {line} ran past {BLOCK_TIMEOUT} s:\n{error.stderr or ''}")
     assert result.returncode == 0, (
-        f"the python block at README.md:{line} failed (exit {result.returncode}):\n"
+        f"the python block at {line} failed (exit {result.returncode}):\n"
         f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-8000:]}")
 
 
-def test_readme_has_python_blocks():
+def test_readme_and_docs_have_python_blocks():
     # the extraction itself: a change of fence style must not leave the test above with nothing to run
-    assert len(PYTHON_BLOCKS) >= 5
+    assert sum(line.startswith("README.md:") for line, _ in PYTHON_BLOCKS) >= 3
+    assert sum(line.startswith("docs/") for line, _ in PYTHON_BLOCKS) >= 5
 
 
 def test_quickstart_keeps_its_two_commands():
@@ -107,7 +111,7 @@ OPTIONS_WITH_VALUE = {"-i", "--index-url", "--extra-index-url", "-f", "--find-li
 def _pip_installs(text: str) -> list[str]:
     """The arguments of every ``pip install`` in ``text``: bash blocks (comments included) and
     inline code spans outside fenced blocks (a span may wrap over lines)."""
-    pieces = [line for _, code in _blocks("bash") for line in code.splitlines()]
+    pieces = [line for _, code in _blocks("bash", text) for line in code.splitlines()]
     pieces += [span.replace("\n", " ") for span in re.findall(r"`([^`]+)`", FENCE.sub("", text))]
     found = []
     for piece in pieces:
@@ -151,9 +155,11 @@ def _problems(arguments: str) -> list[str]:
     return problems
 
 
-def test_pip_install_lines_name_what_exists():
-    installs = _pip_installs(README)
-    assert any("--no-build-isolation" in arguments for arguments in installs)
+@pytest.mark.parametrize("page", PAGES)
+def test_pip_install_lines_name_what_exists(page):
+    installs = _pip_installs(PAGES[page])
+    if page in ("README.md", "docs/install.md"):
+        assert any("--no-build-isolation" in arguments for arguments in installs)
     problems = [f"pip install {arguments}: {problem}" for arguments in installs for problem in _problems(arguments)]
     assert not problems, "\n".join(problems)
 

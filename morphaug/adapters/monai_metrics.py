@@ -100,7 +100,10 @@ class _Batched:
 
 
 class HausdorffDistanceMetric(_Batched, _monai.HausdorffDistanceMetric):
-    """MONAI's ``HausdorffDistanceMetric`` by :func:`morphaug.metrics.hausdorff_distance` (module notes)."""
+    """MONAI's ``HausdorffDistanceMetric`` by :func:`morphaug.metrics.hausdorff_distance`.
+
+    What is kept from MONAI and what differs: :mod:`morphaug.adapters.monai_metrics`.
+    """
 
     def _compute_tensor(self, y_pred, y, **kwargs):
         hd = super()._compute_tensor(y_pred, y, **kwargs)
@@ -116,15 +119,21 @@ class HausdorffDistanceMetric(_Batched, _monai.HausdorffDistanceMetric):
 
 
 class SurfaceDistanceMetric(_Batched, _monai.SurfaceDistanceMetric):
-    """MONAI's ``SurfaceDistanceMetric`` by :func:`morphaug.metrics.average_surface_distance` (module notes)."""
+    """MONAI's ``SurfaceDistanceMetric`` by :func:`morphaug.metrics.average_surface_distance`.
+
+    What is kept from MONAI and what differs: :mod:`morphaug.adapters.monai_metrics`.
+    """
 
     def _compute(self, y_pred, y, sampling):
         return metrics.average_surface_distance(y_pred, y, self.symmetric, sampling, self.distance_metric)
 
 
 class SurfaceDiceMetric(_Batched, _monai.SurfaceDiceMetric):
-    """MONAI's ``SurfaceDiceMetric`` by :func:`morphaug.metrics.normalized_surface_dice` (module notes);
-    ``use_subvoxels=True`` runs MONAI's own computation."""
+    """MONAI's ``SurfaceDiceMetric`` by :func:`morphaug.metrics.normalized_surface_dice`.
+
+    ``use_subvoxels=True`` runs MONAI's own computation. What is kept from
+    MONAI and what differs: :mod:`morphaug.adapters.monai_metrics`.
+    """
 
     @functools.wraps(_monai.SurfaceDiceMetric.__init__)
     def __init__(self, *args, **kwargs):

@@ -134,8 +134,8 @@ class HausdorffDTLoss(_DistanceLoss):
     --------
     monai.losses.HausdorffDTLoss
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from morphaug.losses import HausdorffDTLoss
     >>> target = torch.zeros(2, 2, 16, 16)
@@ -204,8 +204,8 @@ class BoundaryLoss(_DistanceLoss):
     --------
     monai.losses.BoundaryLoss
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from morphaug.losses import BoundaryLoss
     >>> target = torch.zeros(1, 1, 8, 8)

@@ -38,12 +38,21 @@ Gradients
     they never require grad.
 Measurements
     ``sum_labels``, ``mean``, ``minimum``, ``maximum`` and
-    ``center_of_mass`` return ``(B, C, *index.shape)`` tensors (a last axis
-    of coordinates for ``center_of_mass``) where SciPy returns scalars,
-    arrays or tuples; ``find_objects`` returns bounding boxes and a
-    presence mask where SciPy returns slices. ``labels`` of shape
-    ``(B, 1, *spatial)`` are shared by the channels; see
-    ``morphaug.ndimage._measurements``.
+    ``center_of_mass`` return ``(B, C, *index.shape)`` tensors (``(B, C)``
+    where SciPy returns a scalar; a last axis of ``S`` coordinates for
+    ``center_of_mass``) where SciPy returns scalars, arrays or tuples;
+    ``find_objects`` returns int64 bounding boxes and a presence mask where
+    SciPy returns slices. ``labels``: integer or bool, of the input's shape,
+    an axis of size 1 shared (``(B, 1, *spatial)``: one label map for all
+    channels); every value is a label, negative ones included; ``None``: the
+    whole slice is one region. ``index``: the labels to measure, shared by
+    all slices (``None``: all positive labels together; an int; or a
+    sequence, array or integer tensor of any shape). Float labels or index
+    values are a ``TypeError``. Result dtypes are SciPy's: ``sum_labels``
+    NumPy's sum dtype (int64 for bool and signed inputs, uint64 for
+    unsigned ones, the float dtype for floats) for one region and float64
+    for an index sequence; ``mean`` and ``center_of_mass`` float64;
+    ``minimum`` and ``maximum`` the input's dtype.
 Border modes
     ``reflect`` (``dcba|abcd|dcba``), ``mirror`` (``dcb|abcd|cba``),
     ``nearest``, ``wrap`` and ``constant`` (``cval`` cast to the input

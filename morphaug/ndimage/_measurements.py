@@ -105,8 +105,12 @@ _TEXTS = {
         Labels to measure, shared by all slices; ``None``: all positive
         labels together.""",
     "see": """\
-    Labels, index, results, dtypes and absent labels: see the module
-    docstring of ``morphaug.ndimage._measurements``.""",
+    A label of ``index`` without any voxel in a slice gets SciPy's values:
+    sum, minimum and maximum 0 (SciPy raises for the minimum or maximum of
+    one empty region), mean and center of mass NaN. Integer, bool, minimum and maximum
+    results are identical to SciPy's; float sums agree to rounding (summed
+    in float64, in another order). Labels, index and result dtypes: the
+    Measurements convention of :mod:`morphaug.ndimage`.""",
 }
 
 
@@ -497,7 +501,7 @@ def _largest(keys: torch.Tensor, dtype: torch.dtype) -> int:
 
 
 def find_objects(input, max_label=0):
-    """Bounding boxes of the labels ``1 .. max_label`` of every slice.
+    """Bounding boxes of the labels 1 to ``max_label`` of every slice.
 
     Parameters
     ----------
