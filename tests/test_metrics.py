@@ -10,8 +10,6 @@ argument checks, device discipline and the benchmark rows.
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import torch
 from conftest import assert_parity
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_benchmarks import run_benchmarks
 from test_device_discipline import DeviceRun, On
 
 from morphaug import _ops, metrics, ndimage
@@ -556,14 +555,11 @@ def test_docstring_examples():
     assert doctest.testmod(_surface, raise_on_error=False).failed == 0
 
 
-def test_benchmark_row_runs_quick():
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--suite", "metrics", "--device", "cpu", "--quick",
-         "--no-write"], check=False, capture_output=True, text=True, timeout=600)
-    assert completed.returncode == 0, completed.stderr
-    rows = [line for line in completed.stdout.splitlines() if line.startswith("| HD95")]
-    assert len(rows) == 2 and "surface_distance_metrics" in rows[0] and "adapters.monai" in rows[1], completed.stdout
-    assert all("nan" not in row.lower() and "equal to MONAI's" in row for row in rows), completed.stdout
+def test_benchmark_row_runs_quick(monkeypatch, capsys):
+    output = run_benchmarks(monkeypatch, capsys, "--suite", "metrics", "--device", "cpu", "--quick", "--no-write")
+    rows = [line for line in output.splitlines() if line.startswith("| HD95")]
+    assert len(rows) == 2 and "surface_distance_metrics" in rows[0] and "adapters.monai" in rows[1], output
+    assert all("nan" not in row.lower() and "equal to MONAI's" in row for row in rows), output
 
 
 def test_benchmark_without_monai_times_the_fused_call_against_the_three_functions(monkeypatch):
@@ -624,9 +620,7 @@ def test_adapted_classes_accumulate_and_aggregate_as_monai_s(name, kwargs):
         assert_parity(found, expected.float(),
                       exact=kwargs.get("distance_metric", "euclidean") != "euclidean",
                       rtol=1e-6, atol=0, dtype=torch.float32)
-    for got, want in zip(torch.utils._pytree.tree_leaves(ours.aggregate()),
-                         torch.utils._pytree.tree_leaves(theirs.aggregate())):
-        torch.testing.assert_close(got, want, rtol=1e-6, atol=0, equal_nan=True)
+    assert_parity(ours.aggregate(), theirs.aggregate(), exact=False, rtol=1e-6, atol=0, dtype="expected")
     ours.reset()
     assert ours.get_buffer() is None
 

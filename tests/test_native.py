@@ -840,6 +840,8 @@ def test_signed_edt_matches_scipy(monkeypatch, device, x):
         expected = scipy_signed_edt(x[b, c])
         assert_parity(got[b, c].numpy(), expected, exact=True, where=f"({b}, {c})")
         assert not (got[b, c] == 0).logical_and(got[b, c].signbit()).any()  # +0 on the boundary
+    if device == "emulated":
+        return  # the torch backend runs on the CPU there: the cpu case compares it
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")  # its EDT rounds within 1e-6
     torch.testing.assert_close(signed_distance(mask, "euclidean").cpu(), got, rtol=1e-6, atol=0)
 
