@@ -1,18 +1,20 @@
-"""Argument vocabulary shared by every layer: what an integer argument is, and SciPy's border modes.
+"""Argument vocabulary shared by every layer: one checker per kind of argument.
 
 An integer argument is any integral value (Python's, NumPy's, anything with
 ``__index__``) except a bool: SciPy rejects ``True`` for a size or a rank.
 :func:`check_int` raises the usual errors; callers with a message of their own
-(a class value, a pair of radii) ask :func:`is_int`. A probability is checked
-by :func:`check_probability`, in every layer that takes one.
+(a class value, a pair of radii) ask :func:`is_int`. A border mode is checked
+by :func:`check_mode` and a probability by :func:`check_probability`, in every
+layer that takes one.
 """
 
 from __future__ import annotations
 
 import numbers
 import operator
+from collections.abc import Mapping
 
-__all__ = ["MODES", "is_int", "check_int", "check_probability"]
+__all__ = ["MODES", "is_int", "check_int", "check_mode", "check_probability"]
 
 #: SciPy border modes and the canonical name each one maps to for filters.
 MODES = {
@@ -47,6 +49,14 @@ def check_int(value, name: str, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value
+
+
+def check_mode(mode, name: str = "mode", modes: Mapping = MODES):
+    """What ``modes`` maps border mode ``mode`` to (by default SciPy's canonical name, see
+    :data:`MODES`): ValueError naming ``name`` unless ``mode`` is one of its keys."""
+    if not isinstance(mode, str) or mode not in modes:
+        raise ValueError(f"{name} must be one of {sorted(modes)}, got {mode!r}")
+    return modes[mode]
 
 
 def check_probability(value, name: str) -> float:

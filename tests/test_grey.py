@@ -1,4 +1,4 @@
-"""Grey morphology (``morphaug.ndimage._grey``) against ``scipy.ndimage``.
+"""Grey morphology (``morphaug.ndimage.grey_*``) against ``scipy.ndimage``.
 
 Randomised parity on every (b, c) slice over spatial ranks 1-4, batch and
 channel sizes 1-3, ``size`` / footprint / all-true footprint / ``structure``
@@ -25,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from morphaug import _ops, ndimage
-from morphaug.ndimage import _grey
+from morphaug.ndimage import _grey_filter
 
 # Every test runs on the torch backend and on the automatic (native where built) choice.
 pytestmark = pytest.mark.usefixtures("backend")
@@ -196,7 +196,7 @@ def test_matches_scipy(name, data, device):
 @given(data=st.data())
 def test_accelerator_footprint_path_matches_scipy(name, data, device, monkeypatch):
     """Footprints not readable on the host: every box position, masked on the device."""
-    monkeypatch.setattr(_grey, "_on_host", lambda element, normalized: None)
+    monkeypatch.setattr(_grey_filter, "on_host", lambda element, normalized: None)
     _check_parity(name, data.draw(cases(op=name)), device)
 
 
@@ -322,7 +322,7 @@ def test_bool_tophat_is_exclusive_or(device):
 
 
 def test_boxes_of_earlier_calls_keep_every_check():
-    """Box filters are kept by their arguments between calls (``_grey._RECENT_BOXES``):
+    """Box filters are kept by their arguments between calls (``_grey_filter._box_filter``):
     arguments equal in value but not in type (``3.0``, ``True``) are still refused after
     ``3`` was taken, a list changed by the caller after a call gives SciPy's result for what
     it holds at each call, and another input size or dtype is another filter."""
@@ -331,7 +331,7 @@ def test_boxes_of_earlier_calls_keep_every_check():
         if type(size) is int:
             ndimage.grey_erosion(x, size=size)
             continue
-        with pytest.raises(TypeError, match="size must contain ints"):
+        with pytest.raises(TypeError, match="size must be an int"):
             ndimage.grey_erosion(x, size=size)
     size = [3, 2]
     for shape in ([3, 2], [1, 4], [3, 2]):
@@ -394,7 +394,7 @@ def test_all_true_footprint_is_a_size_along_increasing_axes(device):
 
 def test_accelerator_footprint_all_false_sample_gives_the_identity(device, monkeypatch):
     """Not readable without a host sync, so not refused: min/max over nothing."""
-    monkeypatch.setattr(_grey, "_on_host", lambda element, normalized: None)
+    monkeypatch.setattr(_grey_filter, "on_host", lambda element, normalized: None)
     x = _batch(device, torch.int16)
     footprint = np.zeros((3, 3, 3), bool)
     footprint[0] = True
@@ -655,7 +655,7 @@ def test_cuda_footprint_matches_host_footprint():
 @pytest.mark.parametrize("n", [1, 2, 5])
 def test_windows_wider_than_the_axis_match_scipy(n, mode):
     """Every width up to 4 n + 5 and every origin: the window is clamped to one that reads the
-    same values (``_grey._clamped_window``), exactly."""
+    same values (``_grey_filter._clamped_window``), exactly."""
     a = np.random.default_rng(n).random((3, n))
     x = torch.from_numpy(a)[None, None]
     for width in range(1, 4 * n + 6):

@@ -21,7 +21,7 @@ import torch
 from conftest import run_in_threads
 
 from morphaug import _ops, ndimage
-from morphaug.ndimage import _grey
+from morphaug.ndimage import _grey_filter
 from morphaug.ndimage._torch import distance as torch_distance
 from morphaug.transforms import KeepLargestComponents, RandGreyMorphology, RemoveSmallComponents
 
@@ -120,7 +120,7 @@ def test_grey_box_cache_under_eight_threads():
     """8 threads over 3x more boxes than the cache holds, switching every microsecond: the
     eviction raised ``dictionary changed size during iteration``; results stay SciPy's."""
     sizes = [(a, b) for a in range(1, 15) for b in range(1, 15)]
-    assert len(sizes) > 3 * _grey._RECENT_BOXES_COUNT
+    assert len(sizes) > 3 * _grey_filter._box_filter.cache_info().maxsize
     x = torch.rand(1, 1, 6, 7)
     expected = {s: ndi.grey_erosion(x[0, 0].numpy(), size=s) for s in sizes}
     errors = []
@@ -138,7 +138,8 @@ def test_grey_box_cache_under_eight_threads():
 
     run_in_threads(work, range(8))
     assert not errors, errors[:3]
-    assert len(_grey._RECENT_BOXES) <= _grey._RECENT_BOXES_COUNT
+    info = _grey_filter._box_filter.cache_info()
+    assert 0 < info.currsize <= info.maxsize
 
 
 def test_grey_box_cache_tells_negative_zero_from_zero():

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .._checks import check_mode
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
@@ -29,7 +30,7 @@ __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure"
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES", "BALL_MAX_RADIUS"]
 
-#: Canonical SciPy border modes (``_normalize.MODES`` values) -> kernel codes.
+#: Canonical SciPy border modes (``morphaug._checks.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
 
 #: Metrics of :func:`ball_morphology` -> kernel codes, and its largest radius on CPU.
@@ -134,10 +135,7 @@ def label(mask: torch.Tensor, structure: np.ndarray, dtype: torch.dtype = torch.
 
 def _mode_codes(mode: Sequence[str]) -> list[int]:
     """Canonical SciPy border modes as kernel codes (:data:`MODE_CODES`)."""
-    unknown = [m for m in mode if m not in MODE_CODES]
-    if unknown:
-        raise ValueError(f"mode must be one of {sorted(MODE_CODES)}, got {unknown[0]!r}")
-    return [MODE_CODES[m] for m in mode]
+    return [check_mode(m, modes=MODE_CODES) for m in mode]
 
 
 def _into(op, args: list, out: torch.Tensor | None) -> torch.Tensor:

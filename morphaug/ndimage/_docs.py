@@ -57,14 +57,42 @@ _GREY_PARAMETERS = """\
 
 _GREY_NOTES = """\
     Batching: every ``(b, c)`` slice is filtered as SciPy filters that slice
-    alone, with its own element when the element is per sample; a footprint
-    on an accelerator is never read back to the host (see
-    ``morphaug.ndimage._grey``).
+    alone, with its own element when the element is per sample. ``size``,
+    ``origin`` and ``mode`` sequences follow ``axes``; the dimensions of
+    ``footprint`` / ``structure`` follow the filtered axes in increasing
+    order (SciPy's footprint expansion). A footprint on the CPU (or
+    array-like) is read on the host: all true, it is a ``size``; all false,
+    a ``ValueError``. One on an accelerator is never read back (no host
+    sync): each of its positions is masked on the device, a per-axis
+    ``mode`` sequence is accepted, and a sample whose footprint is all false
+    gets the identity (the dtype's extreme; SciPy refuses it).
+
+    Gradients: differentiable on every backend, each output's gradient going
+    to one input voxel that attains it (``max_pool``'s subgradient).
 
     SciPy parity: identical results for every dtype, ``structure``
-    arithmetic included; a NaN in the window gives NaN. The few differences
-    (integer overflow with ``structure``, int64 beyond 2**53, SciPy's
-    handling of unsorted ``axes``) are listed in ``morphaug.ndimage._grey``.
+    arithmetic included (float64 at the element's first position, the
+    structure cast to the input dtype elsewhere; bool input with SciPy's
+    byte arithmetic). A NaN in the window gives NaN (SciPy's result depends
+    on where it sits). Differences, all where SciPy overflows, rounds or is
+    inconsistent with itself:
+
+    * a ``structure`` that pushes an integer result out of the dtype's range
+      saturates (SciPy wraps around); ``uint64`` input with a ``structure``
+      is a ``TypeError``; ``int64`` / ``uint64`` values beyond 2**53 are
+      exact without ``structure`` (SciPy rounds them through float64);
+    * bool input with a ``structure``: a constant-mode ``cval`` counts as 0
+      or 1, and a non-bool ``output`` receives the bool result (SciPy: the
+      unwrapped float64 extreme of the last step);
+    * unsorted ``axes`` follow the rule above in every case (SciPy maps an
+      all-true footprint's dimensions, and with every axis listed
+      ``origin``, in other orders);
+    * ``size`` must be ints ``>= 1`` (SciPy skips an axis of size 0); a box
+      wider than its axis costs no more than the whole axis;
+    * a ``cval`` that an integer dtype cannot hold is a ``ValueError`` with a
+      constant mode; a sequence of modes for a non-box element read on the
+      host is a ``ValueError`` (SciPy: ``RuntimeError``); an all-false
+      footprint is a ``ValueError`` even with ``structure``.
 """
 
 #: ``{parameters}``: every grey op's parameters; ``{notes}``: their shared notes.

@@ -30,10 +30,9 @@ import numpy as np
 import torch
 
 from .. import _sync
-from .._checks import MODES, check_int, is_int
+from .._checks import check_int, check_mode, is_int
 
 __all__ = [
-    "MODES",
     "check_input",
     "check_dense",
     "check_no_overlap",
@@ -41,7 +40,6 @@ __all__ = [
     "normalize_axes",
     "tensor_argument",
     "normalize_sequence",
-    "normalize_mode",
     "normalize_modes",
     "normalize_origin",
     "validate_origin",
@@ -172,15 +170,9 @@ def normalize_sequence(value, n: int, name: str) -> list:
     return [value] * n
 
 
-def normalize_mode(mode) -> str:
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
-    return MODES[mode]
-
-
 def normalize_modes(mode, n: int) -> list[str]:
     """One canonical mode per axis (a sequence of modes is allowed)."""
-    return [normalize_mode(m) for m in normalize_sequence(mode, n, "mode")]
+    return [check_mode(m) for m in normalize_sequence(mode, n, "mode")]
 
 
 def normalize_origin(origin, n: int, name: str = "origin") -> list[int]:

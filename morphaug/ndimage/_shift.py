@@ -23,7 +23,7 @@ def border_indices(n: int, before: int, after: int, mode: str,
                    device: torch.device) -> torch.Tensor:
     """Source index of each padded position along one axis of length ``n``.
 
-    Modes are canonical SciPy names (see ``_normalize.MODES``); for
+    Modes are canonical SciPy names (see ``morphaug._checks.MODES``); for
     ``"constant"`` out-of-range positions get index ``-1``.
     """
     index = torch.arange(-before, n + after, device=device)

@@ -13,7 +13,7 @@ import numbers
 import torch
 
 from .. import _sync
-from .._checks import is_int
+from .._checks import check_int
 
 METHODS = ("auto", "sinkhorn", "stabilized", "log")
 
@@ -89,15 +89,12 @@ def check_reg(reg) -> float:
 
 
 def check_iterations(max_iter, tol) -> tuple[int, float]:
-    if not is_int(max_iter):
-        raise TypeError(f"max_iter must be an integer, got {type(max_iter).__name__}")
-    if max_iter < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
         raise TypeError(f"tol must be a real number, got {type(tol).__name__}")
     if not tol >= 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    return int(max_iter), float(tol)
+    return max_iter, float(tol)
 
 
 def check_method(method: str, allowed=METHODS) -> str:

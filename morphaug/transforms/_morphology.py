@@ -9,7 +9,7 @@ import torch
 
 from .. import footprints as _footprints
 from .. import ndimage
-from .._checks import MODES, check_probability, is_int
+from .._checks import check_int, check_mode, check_probability
 from ._base import (
     BatchTransform,
     Param,
@@ -238,8 +238,7 @@ class RandGreyMorphology(BatchTransform):
         self.ops = check_choices(ops, GREY_OPS, "ops")
         self.radius = check_int_range(radius, "radius", minimum=1)
         self.footprint = check_choices(footprint, FOOTPRINTS, "footprint")
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {tuple(MODES)}, got {mode!r}")
+        check_mode(mode)
         self.mode = mode
         if isinstance(cval, bool) or not isinstance(cval, numbers.Real):
             raise TypeError(f"cval must be a real number, got {cval!r}")
@@ -351,9 +350,7 @@ class FillHoles(LabelTransform):
     def __init__(self, keys, classes=None, connectivity: int = 1, num_classes=None, label_format=None,
                  *, allow_missing_keys: bool = False):
         super().__init__(keys, allow_missing_keys=allow_missing_keys)
-        if not is_int(connectivity) or connectivity < 1:
-            raise ValueError(f"connectivity must be an int >= 1, got {connectivity!r}")
-        self.connectivity = int(connectivity)
+        self.connectivity = check_int(connectivity, "connectivity", minimum=1)
         self._setup_labels(classes, num_classes, label_format)
 
     def make_params(self, batch, generator=None):

@@ -27,6 +27,7 @@ import numbers
 
 import torch
 
+from .._checks import check_int
 from ..ot import sinkhorn, wasserstein_barycenter
 from ._base import (
     BatchTransform,
@@ -92,19 +93,16 @@ def _cast_like(y: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return y.to(like.dtype)
 
 
-def _check_positive(value, name: str, integer: bool = False, minimum=None):
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise TypeError(f"{name} must be {'an int' if integer else 'a number'}, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+def _check_positive(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
     if not 0 < value < float("inf"):
         raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return int(value) if integer else float(value)
+    return float(value)
 
 
 def _check_sinkhorn_options(max_iter, tol) -> tuple[int, float]:
-    max_iter = _check_positive(max_iter, "max_iter", integer=True)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < float("inf"):
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
     return max_iter, float(tol)
@@ -197,7 +195,7 @@ class RandHistogramTransfer(BatchTransform):
         self.strength = check_float_range(strength, "strength", minimum=0.0)
         if self.strength[1] > 1.0:
             raise ValueError(f"strength must lie in [0, 1], got {strength!r}")
-        self.bins = _check_positive(bins, "bins", integer=True, minimum=2)
+        self.bins = check_int(bins, "bins", minimum=2)
         self.reg = _check_positive(reg, "reg")
         self.max_iter, self.tol = _check_sinkhorn_options(max_iter, tol)
 

@@ -2,7 +2,7 @@
 
 One module per family (:mod:`.grey`, :mod:`.binary`, :mod:`.distance`), each
 vectorised over the batch and memory bounded. Every public op's dispatch
-table (in ``morphaug.ndimage._grey``, ``_binary``, ``_distance``) ends in one
+table (in ``morphaug.ndimage._grey_dispatch``, ``_binary``, ``_distance``) ends in one
 of these kernels; they are the reference the native kernels are tested
 against. They take normalised arguments (``morphaug.ndimage._elements``) and
 import nothing from the public modules.

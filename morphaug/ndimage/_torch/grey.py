@@ -1,9 +1,9 @@
 """Grey-scale morphology on the torch backend: min/max filters of a :class:`Filter`.
 
 :func:`min_or_max` is the torch kernel that ends the grey ops' dispatch
-tables (``morphaug.ndimage._grey``). It takes the filter in erosion form (a
-dilation passes the reflected filter) and a min / max flag, like the native
-kernels. Algorithms and cost:
+tables (``morphaug.ndimage._grey_dispatch``). It takes the filter in erosion
+form (a dilation passes the reflected filter) and a min / max flag, like the
+native kernels, and every input dtype. Algorithms and cost:
 
 * ``size``, or a footprint known to be all true: separable 1-D minima/maxima,
   one axis at a time, after padding that axis with SciPy's border rule. A
@@ -23,6 +23,9 @@ kernels. Algorithms and cost:
   its box, masked on the device.
 * ``structure``: SciPy's arithmetic (see :func:`_candidate`); integer
   inputs accumulate in float64 and saturate to the dtype's range at the end.
+  A bool input follows SciPy's byte arithmetic (:func:`byte_steps`).
+* ``uint16``, ``uint32``, ``uint64`` (flat elements): on their
+  order-preserving signed image (``morphaug.ndimage._unsigned``), exactly.
 
 :func:`extremum_gradient` is every backend's backward: ``max_pool``'s
 subgradient, one pass over the element's positions (a separable filter: over
@@ -37,14 +40,19 @@ import math
 import numpy as np
 import torch
 
+from .. import _unsigned
 from .._elements import Filter
 from .._shift import pad, shifted, unpad
 
-__all__ = ["min_or_max", "extremum_gradient"]
+__all__ = ["min_or_max", "byte_steps", "extremum_gradient"]
 
 
 def min_or_max(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
     """The minimum (``minimum``) or maximum of ``input`` over ``filt``'s element."""
+    if input.dtype in _unsigned.SIGNED:  # torch has no minimum for these: on their signed image
+        cval = None if filt.cval is None else _unsigned.ordered_value(filt.cval, input.dtype)
+        result = min_or_max(_unsigned.ordered(input), dataclasses.replace(filt, cval=cval), minimum)
+        return _unsigned.from_ordered(result, input.dtype)
     if filt.separable:
         return _separable_torch(input, filt, minimum)
     return _shifted_torch(input, filt, minimum)
@@ -230,6 +238,59 @@ def _shifted_torch(input: torch.Tensor, filt: Filter, minimum: bool) -> torch.Te
             value = torch.where(keep, value, identity)
         op(result, value, out=result)
     return result if exact_dtype else _from_float64(result, input.dtype)
+
+
+# --------------------------------------------------------------------------
+# Bool input with a non-flat structure: SciPy's byte arithmetic
+# --------------------------------------------------------------------------
+
+def byte_steps(input: torch.Tensor, steps) -> torch.Tensor:
+    """The ``(filter, minimum)`` steps on a bool ``input`` with a non-flat structure, as SciPy
+    runs them: its bool array holds a byte, and each step passes its bytes on to the next
+    (:func:`_byte_step`); the result is true where the last step's byte is non-zero."""
+    codes = input.to(torch.float64)
+    for filt, minimum in steps:
+        codes = _byte_step(codes, filt, minimum)
+    return codes != 0
+
+
+def _byte(values: torch.Tensor) -> torch.Tensor:
+    """C's cast of float64 ``values`` to an unsigned byte as x86 computes it (through a
+    32-bit int): truncated toward zero, modulo 256; 0 outside the int32 range."""
+    whole = values.trunc()
+    return torch.where(whole.abs() < 2.0 ** 31, whole.remainder(256), 0.0)
+
+
+def _byte_step(codes: torch.Tensor, filt: Filter, minimum: bool) -> torch.Tensor:
+    """SciPy's min/max filter with a non-flat structure on a bool array holding ``codes``.
+
+    ``codes`` are the float64 bytes 0..255 that SciPy's ``npy_bool`` array
+    holds: 0 and 1 for a real bool input, any byte for a step's result. SciPy's
+    C loop takes ``x + w`` in float64 at the first position (C order) of the
+    footprint, ``w`` being the structure (negated for a minimum); elsewhere it
+    casts ``w`` to a byte and adds it to ``x`` modulo 256. The extreme is
+    stored as a byte (:func:`_byte`), which is returned. Every position of the
+    element's box is visited, masked by the footprint on the device; a sample
+    whose footprint is all false gets the identity (1 for a minimum, else 0).
+    """
+    sign = -1.0 if minimum else 1.0
+    identity = -sign * math.inf
+    footprint = filt.footprint if filt.footprint is not None else torch.ones_like(
+        filt.structure, dtype=torch.bool)
+    flat = footprint.flatten(2)
+    first = (flat & (flat.cumsum(-1) == 1)).reshape(footprint.shape)
+    weight = sign * filt.structure
+    padded = pad(codes, filt.axes, _pads(filt), filt.modes, 0.0 if filt.cval is None else float(filt.cval))
+    rank = codes.ndim - 2
+    extreme = torch.full_like(codes, identity)
+    op = torch.minimum if minimum else torch.maximum
+    for position in np.ndindex(*filt.shape):
+        index = (..., *position)
+        value = shifted(padded, filt.axes, position, codes.shape)
+        w = _spread(weight[index], rank)
+        term = torch.where(_spread(first[index], rank), value + w, (value + _byte(w)).remainder(256))
+        op(extreme, torch.where(_spread(footprint[index], rank), term, identity), out=extreme)
+    return torch.where(_spread(flat.any(-1), rank), _byte(extreme), float(minimum))
 
 
 # --------------------------------------------------------------------------
