@@ -25,6 +25,7 @@ per axis, as in POT.
 """
 
 from ._grid import grid_sinkhorn, wasserstein_barycenter
-from ._sinkhorn import SinkhornLoss, SinkhornResult, sinkhorn
+from ._iterations import SinkhornResult
+from ._sinkhorn import SinkhornLoss, sinkhorn
 
 __all__ = ["sinkhorn", "SinkhornResult", "SinkhornLoss", "grid_sinkhorn", "wasserstein_barycenter"]

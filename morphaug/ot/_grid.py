@@ -25,7 +25,7 @@ from ._checks import (
     common_dtype,
     non_finite,
 )
-from ._sinkhorn import CHECK_EVERY, SinkhornResult, log_domain_iterations, safe_exponent
+from ._iterations import CHECK_EVERY, SinkhornResult, log_domain_iterations, safe_exponent
 
 __all__ = ["grid_sinkhorn", "wasserstein_barycenter"]
 
