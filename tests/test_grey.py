@@ -271,6 +271,19 @@ def test_output_of_the_input_dtype_is_written_by_the_kernel(name, element, devic
         assert dispatched.names[-1] == "aten::copy_"
 
 
+@pytest.mark.parametrize("name", ["grey_erosion", "grey_opening", "black_tophat"])
+def test_bool_input_with_a_structure_takes_the_torch_row_whatever_the_policy(name, monkeypatch):
+    """SciPy's byte arithmetic passes bytes between the steps of a chain: the table's torch row
+    runs it, so no native kernel does, not even under ``MORPHAUG_BACKEND=native``."""
+    monkeypatch.setenv("MORPHAUG_BACKEND", "native" if _ops.load_native()[0] is not None else "torch")
+    x = torch.rand(2, 1, 7, 8, generator=torch.Generator().manual_seed(5)) > 0.5
+    structure = np.array([[0.5, 300.0, -1.0], [2.0, 0.0, 1.5]])
+    with Dispatched() as dispatched:
+        result = getattr(ndimage, name)(x, structure=structure, mode="nearest")
+    assert not [n for n in dispatched.names if n.startswith("morphaug")], dispatched.names
+    assert_matches_scipy(result, x, _scipy(name), exact=True, structure=structure, mode="nearest")
+
+
 @pytest.mark.parametrize("name", OPS)
 def test_output_sharing_memory_with_the_input(name, device):
     """``output`` may be the input, or overlap it: the result is the same (computed, then copied)."""

@@ -709,6 +709,7 @@ BAD_ARGUMENTS = [
     (lambda: LabelBoundary("l", side="middle"), ValueError, "side"),
     (lambda: LabelBoundary("l", footprint="disk"), ValueError, "footprint"),
     (lambda: FillHoles("l", connectivity=0), ValueError, "connectivity"),
+    (lambda: FillHoles("l", connectivity=1.5), TypeError, "connectivity must be an int"),
     (lambda: RandBoundaryJitter("l", magnitude=(2.0, 1.0)), ValueError, "low must not exceed high"),
     (lambda: RandBoundaryJitter("l", magnitude=-1.0), ValueError, ">= 0"),
     (lambda: RandBoundaryJitter("l", smoothness=-1.0), ValueError, "smoothness"),
