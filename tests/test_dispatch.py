@@ -60,7 +60,7 @@ CALLS = {
            ("size, or an all-true footprint", lambda fn=fn: fn(X, size=3), "grey_box"),
            ("one flat footprint for every slice, read on the host",
             lambda fn=fn: fn(X, footprint=np.eye(3, dtype=bool)), "grey_footprint"),
-           ("one non-flat structure for every slice, read on the host",
+           ("one non-flat structure for every slice, read on the host, not on bool input",
             lambda fn=fn: fn(X, structure=np.ones((3, 2))), "grey_structure"),
            ("otherwise", lambda fn=fn: fn(X, footprint=torch.rand(2, 3, 3, generator=GEN) < 0.5), None))},
     ("sinkhorn (method 'sinkhorn', SinkhornLoss)", "one cost for every problem"):
