@@ -148,7 +148,7 @@ def _table(op: str) -> _ops.Table:
         _ops.Case("one flat footprint for every slice, read on the host", "grey_footprint",
                   lambda input, steps, into, high: steps[0][0].structure is None and steps[0][0].shared_host,
                   _chain(_footprint_native)),
-        _ops.Case("one non-flat structure for every slice, read on the host", "grey_structure",
+        _ops.Case("one non-flat structure for every slice, read on the host, not on bool input", "grey_structure",
                   _shared_structure, _chain(_structure_native)),
     ], _torch_chain)
 
