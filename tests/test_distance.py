@@ -311,7 +311,8 @@ def raster_pass(values: np.ndarray) -> np.ndarray:
     the first-half offsets, inside the array."""
     values = values.astype(np.int64)
     spatial = values.shape[1:]
-    offsets = [np.array(np.unravel_index(k, (3,) * len(spatial))) - 1 for k in range(3 ** len(spatial) // 2)]
+    cube = (3,) * len(spatial)
+    offsets = [np.array(np.unravel_index(k, cube)) - 1 for k in range(3 ** len(spatial) // 2)]
     for x in np.ndindex(*spatial):
         for o in offsets:
             y = np.asarray(x) + o
