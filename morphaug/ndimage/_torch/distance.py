@@ -26,8 +26,9 @@ Algorithms and cost (torch backend)
     per axis and pass, ``O(S)`` kernels of work ``O(N)``. Chessboard, first
     pass: along each axis ``k < S - 1`` a scan of ``log2 n_k`` levels, each a
     box minimum over the later axes and then the pass over them
-    (``prod_k (log2 n_k + 1)`` kernels of work ``O(N)``; axes of at most
-    ``_SEQUENTIAL_AXIS`` voxels take one step per slice instead); second
+    (``prod_k (log2 n_k + 1)`` kernels of work ``O(N)``); axes of at most
+    ``_SEQUENTIAL_AXIS`` voxels, or before later axes of unequal lengths (where
+    the scan is not exact), take one step per slice instead; second
     pass: its values are the exact distances, separable as above. Taken when
     an estimate of their CPU time beats the wavefronts' (long or many axes:
     a (100000, 1) input takes 0.1 s, where the wavefronts took 110 s; large
