@@ -21,7 +21,9 @@ from morphaug.ndimage import (
     distance_transform_cdt,
     distance_transform_edt,
 )
-from morphaug.ndimage._torch import distance as torch_distance
+from morphaug.ndimage._torch import bf as torch_bf
+from morphaug.ndimage._torch import cdt as torch_cdt
+from morphaug.ndimage._torch import edt as torch_edt
 
 # Every test runs on the torch backend and on the automatic (native where built) choice.
 pytestmark = pytest.mark.usefixtures("backend")
@@ -152,7 +154,7 @@ def test_edt_matches_scipy(device, case, data):
 def test_edt_squared_distances_are_exact_integers():
     rng = np.random.default_rng(3)
     x = torch.from_numpy(rng.random((2, 2, 37, 29)) < 0.97)
-    squared, _ = torch_distance.edt(x, None, False, torch.float32)
+    squared, _ = torch_edt.edt(x, None, False, torch.float32)
     assert not squared.dtype.is_floating_point
     expected, _ = reference(ndi.distance_transform_edt, x)
     assert_equal(squared.numpy(), np.rint(expected ** 2).astype(np.int64), "squared distances")
@@ -179,16 +181,16 @@ def test_edt_chunking_bounds_memory(monkeypatch, short_line):
 
     budget = 1 << 15
     largest = []
-    first_argmin = torch_distance._first_argmin
+    first_argmin = torch_edt._first_argmin
 
     def recording(g, cost):
         n = g.shape[1]
         largest.append(g.numel() * (n if n <= short_line else 2))
         return first_argmin(g, cost)
 
-    monkeypatch.setattr(torch_distance, "_ENVELOPE_BLOCK", budget)
-    monkeypatch.setattr(torch_distance, "_SHORT_LINE", short_line)
-    monkeypatch.setattr(torch_distance, "_first_argmin", recording)
+    monkeypatch.setattr(torch_edt, "_ENVELOPE_BLOCK", budget)
+    monkeypatch.setattr(torch_edt, "_SHORT_LINE", short_line)
+    monkeypatch.setattr(torch_edt, "_first_argmin", recording)
     dist, inds = distance_transform_edt(x, return_indices=True)
     assert max(largest) <= budget and len(largest) > 1
     np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
@@ -201,8 +203,8 @@ def test_edt_blocks_along_lines(monkeypatch, short_line):
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
     rng = np.random.default_rng(5)
     x = torch.from_numpy(rng.random((2, 3, 9, 70)) < 0.9)
-    monkeypatch.setattr(torch_distance, "_ENVELOPE_BLOCK", 100)
-    monkeypatch.setattr(torch_distance, "_SHORT_LINE", short_line)
+    monkeypatch.setattr(torch_edt, "_ENVELOPE_BLOCK", 100)
+    monkeypatch.setattr(torch_edt, "_SHORT_LINE", short_line)
     dist, inds = distance_transform_edt(x, sampling=[1.5, 0.5], return_indices=True)
     expected_d, _ = reference(ndi.distance_transform_edt, x, sampling=[1.5, 0.5])
     np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
@@ -285,9 +287,9 @@ def test_cdt_named_metrics_are_exact_l1_and_linf():
 @pytest.mark.parametrize("metric", ["chessboard", "taxicab"])
 def test_cdt_torch_sweeps_and_wavefronts_match_scipy(sweeps, metric, monkeypatch):
     """The torch backend's two algorithms for the named metrics, each forced, ranks 1 to 4."""
-    monkeypatch.setattr(torch_distance, "_sweeps_are_cheaper", lambda spatial: sweeps)
+    monkeypatch.setattr(torch_cdt, "_sweeps_are_cheaper", lambda spatial: sweeps)
     if not sweeps:  # taxicab always sweeps, unless it is not recognised
-        monkeypatch.setattr(torch_distance, "taxicab_neighbourhood",
+        monkeypatch.setattr(torch_cdt, "taxicab_neighbourhood",
                             lambda rank: np.zeros((3,) * rank, dtype=bool))
     rng = np.random.default_rng(11)
     for rank in range(1, 5):
@@ -295,12 +297,77 @@ def test_cdt_torch_sweeps_and_wavefronts_match_scipy(sweeps, metric, monkeypatch
             shape = tuple(int(n) for n in rng.integers(1, 7 - rank, size=rank))
             x = torch.from_numpy(rng.random((2, 2, *shape)) < rng.uniform(0.3, 1.0))
             structure = ndi.generate_binary_structure(rank, rank if metric == "chessboard" else 1)
-            dist, inds = torch_distance.cdt(x, structure, True)
-            alone, _ = torch_distance.cdt(x, structure, False)
+            dist, inds = torch_cdt.cdt(x, structure, True)
+            alone, _ = torch_cdt.cdt(x, structure, False)
             expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=metric)
             assert_equal(dist.numpy(), expected_d, f"distances {shape}")
             assert_equal(alone.numpy(), expected_d, f"distances without indices {shape}")
             assert_equal(inds.numpy(), expected_i, f"indices {shape}")
+
+
+def raster_pass(values: np.ndarray) -> np.ndarray:
+    """SciPy's chessboard raster pass (``NI_DistanceTransformOnePass``'s values) on every
+    ``values[b]``, voxel by voxel: the minimum of its own value and ``neighbour + 1`` over
+    the first-half offsets, inside the array."""
+    values = values.astype(np.int64)
+    spatial = values.shape[1:]
+    cube = (3,) * len(spatial)
+    offsets = [np.array(np.unravel_index(k, cube)) - 1 for k in range(3 ** len(spatial) // 2)]
+    for x in np.ndindex(*spatial):
+        for o in offsets:
+            y = np.asarray(x) + o
+            if ((y >= 0) & (y < spatial)).all():
+                values[(slice(None), *x)] = np.minimum(values[(slice(None), *x)], values[(slice(None), *y)] + 1)
+    return values
+
+
+@pytest.mark.parametrize("sequential_axis", [1, 3, 8])
+def test_chessboard_pass_by_scans_matches_the_raster_pass(sequential_axis, backend, monkeypatch):
+    """The chessboard pass is min-plus linear: on one input per voxel (0 there, unreached
+    elsewhere) it gives the path lengths between every pair of voxels, so matching SciPy's
+    raster pass on those matches it on any input. Scans on every axis longer than
+    ``sequential_axis``: borders, axes of 1 and 2 voxels, later axes of unequal lengths
+    (where the scan's ``(C B)^s = C B^s`` fails without its padding)."""
+    if backend != "torch":
+        pytest.skip("a torch kernel, called directly: the torch backend's run covers it")
+    monkeypatch.setattr(torch_cdt, "_SEQUENTIAL_AXIS", sequential_axis)
+    for shape in [(11,), (1, 12), (40, 7), (9, 1), (17, 2), (20, 3, 5), (12, 5, 3), (10, 1, 4),
+                  (9, 2, 6), (13, 6, 2), (4, 3, 5), (9, 3, 2, 4), (10, 2, 5, 1), (9, 4, 1, 3)]:
+        size = int(np.prod(shape))
+        units = np.where(np.eye(size, dtype=bool), 0, torch_cdt._CDT_INF).reshape(size, *shape)
+        got = torch_cdt._chessboard_closure(torch.from_numpy(units).to(torch.int32), 1)
+        expected = np.minimum(raster_pass(units), torch_cdt._CDT_INF)
+        assert_equal(got.numpy(), expected, f"pass {shape}")
+
+
+@pytest.mark.parametrize("sequential_axis", [1, 8])
+@pytest.mark.parametrize("seed", range(6))
+def test_cdt_with_indices_matches_scipy_on_drawn_shapes(seed, sequential_axis, backend, monkeypatch):
+    """Chessboard and taxicab, distances and indices asked for in every combination: ranks
+    1 to 4, axes of odd, even and 1 voxels, long first axes with 1 to 3 later ones, sparse
+    and dense foreground, slices all foreground or all background, batches. The torch
+    backend with scans on every axis longer than ``sequential_axis`` too."""
+    if sequential_axis != 8 and backend != "torch":
+        pytest.skip("only the torch backend scans")
+    monkeypatch.setattr(torch_cdt, "_SEQUENTIAL_AXIS", sequential_axis)
+    rng = np.random.default_rng([35, seed])
+    for _ in range(6):
+        rank = int(rng.integers(1, 5))
+        shape = [int(rng.integers(1, 8 if rank < 4 else 5)) for _ in range(rank)]
+        if rank > 1 and rng.random() < 0.4:
+            shape[0] = int(rng.integers(20, 120))
+        batch = (int(rng.integers(1, 3)), int(rng.integers(1, 4)))
+        x = rng.random((*batch, *shape)) < rng.choice([0.2, 0.7, 0.95, 1.0])
+        x[0, 0] = rng.random() < 0.5  # a slice all foreground or all background
+        x = torch.from_numpy(x)
+        metric = str(rng.choice(["chessboard", "taxicab"]))
+        expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=metric)
+        dist, inds = distance_transform_cdt(x, metric, return_indices=True)
+        assert_equal(dist.numpy(), expected_d, f"distances {metric} {tuple(x.shape)}")
+        assert_equal(inds.numpy(), expected_i, f"indices {metric} {tuple(x.shape)}")
+        alone = distance_transform_cdt(x, metric, return_distances=False, return_indices=True)
+        assert_equal(alone.numpy(), expected_i, f"indices alone {metric} {tuple(x.shape)}")
+        assert_equal(distance_transform_cdt(x, metric).numpy(), expected_d, f"distances alone {metric}")
 
 
 @pytest.mark.parametrize("rank", [5, 6, 7, 8])
@@ -395,7 +462,7 @@ def test_bf_blocks(monkeypatch):
     rng = np.random.default_rng(8)
     x = torch.from_numpy(rng.random((2, 2, 7, 9)) < 0.8)
     full = distance_transform_bf(x, "chessboard", return_indices=True)
-    monkeypatch.setattr(torch_distance, "_CHUNK_ELEMENTS", 100)
+    monkeypatch.setattr(torch_bf, "_CHUNK_ELEMENTS", 100)
     blocked = distance_transform_bf(x, "chessboard", return_indices=True)
     assert torch.equal(full[0], blocked[0]) and torch.equal(full[1], blocked[1])
     expected_d, expected_i = reference(ndi.distance_transform_bf, x, metric="chessboard")

@@ -494,6 +494,28 @@ def test_long_thin_distances_match_scipy(index, fuzz_backend):
              lambda b, c, data: ndi.distance_transform_cdt(data, metric))
 
 
+@pytest.mark.parametrize("index", range(20))
+def test_long_axis_cdt_with_indices_matches_scipy(index, fuzz_backend):
+    """One axis of 65 to 2000 voxels (mostly the first), the others 1 to 4, chessboard or
+    taxicab with indices: the torch backend's scans by levels (issue 35) and the native kernels."""
+    rng = _rng("long cdt", index)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+    shape[0 if rng.random() < 0.7 else int(rng.integers(rank))] = int(rng.integers(65, 2000))
+    density = rng.choice([0.5, 0.9, 0.99, 0.999])
+    x = torch.from_numpy(rng.random((int(rng.integers(1, 3)), 2, *shape)) < density)
+    if rng.random() < 0.3:
+        x[0, 0] = True  # a slice without background
+    metric = str(rng.choice(["chessboard", "taxicab"]))
+    dist, feats = ndimage.distance_transform_cdt(x, metric, return_indices=True)
+
+    def scipy_cdt(data):
+        return ndi.distance_transform_cdt(data, metric, return_indices=True)
+
+    _compare(dist, x, lambda b, c, data: scipy_cdt(data)[0])
+    _compare(feats.movedim(0, -1), x, lambda b, c, data: np.moveaxis(scipy_cdt(data)[1], 0, -1))
+
+
 @pytest.mark.parametrize("index", range(4))
 def test_grey_ops_from_threads_match_scipy(index, fuzz_backend):
     """8 threads calling grey ops with more distinct boxes than the ops keep, switching every

@@ -22,7 +22,7 @@ from conftest import run_in_threads
 
 from morphaug import _ops, ndimage
 from morphaug.ndimage import _grey_filter
-from morphaug.ndimage._torch import distance as torch_distance
+from morphaug.ndimage._torch import edt as torch_edt
 from morphaug.transforms import KeepLargestComponents, RandGreyMorphology, RemoveSmallComponents
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,13 +74,24 @@ def test_torch_chessboard_cdt_of_a_long_first_axis_is_vectorised():
         assert got["seconds"] < 10 and got["peak_mib"] < 400, (shape, got)
 
 
+@pytest.mark.parametrize("metric", ["chessboard", "taxicab"])
+def test_torch_cdt_with_indices_of_a_long_first_axis_is_vectorised(metric):
+    """With indices, chessboard: (100000, 1) took 110 s and (20000, 3, 3) 52 s before (one
+    Python step per slice of the first axis), now 0.15 s and 0.9 s with 20 MiB (one thread, on
+    a loaded 2-core machine); taxicab 0.06 s and 0.3 s. The bound leaves 20 times that."""
+    for shape in ["1, 1, 100000, 1", "1, 1, 20000, 3, 3"]:
+        got = measure(f"torch.rand({shape}) < 0.999",
+                      f"ndimage.distance_transform_cdt(x, {metric!r}, return_indices=True)")
+        assert got["seconds"] < 20 and got["peak_mib"] < 200, (shape, got)
+
+
 @pytest.mark.parametrize("short_line", [64, 1])
 def test_torch_separable_steps_match_scipy(short_line, monkeypatch):
     """The EDT (values, indices, sampling) and the chessboard CDT without indices, with lines
     compared pair by pair or by levels, in blocks of a few candidates."""
     monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
-    monkeypatch.setattr(torch_distance, "_SHORT_LINE", short_line)
-    monkeypatch.setattr(torch_distance, "_ENVELOPE_BLOCK", 50)
+    monkeypatch.setattr(torch_edt, "_SHORT_LINE", short_line)
+    monkeypatch.setattr(torch_edt, "_ENVELOPE_BLOCK", 50)
     rng = np.random.default_rng(35)
     for shape in [(2, 1, 3, 40), (1, 2, 5, 6, 7), (1, 1, 1, 90), (2, 1, 70)]:
         x = rng.random(shape) < rng.uniform(0.5, 1.0)
