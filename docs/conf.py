@@ -91,15 +91,7 @@ def _link_to_copies(app, docname, source):
 # Docstring problems in files being rewritten elsewhere, known until they are fixed (then remove
 # the entry): a warning whose location and message match one of these patterns is not reported.
 # Every other warning fails ``sphinx-build -W``.
-KNOWN_DOCSTRING_PROBLEMS = [
-    # ``'grid-*'`` in the type of ``mode`` (morphaug/ndimage/_docs.py, GREY parameters)
-    r"docstring of morphaug\.ndimage\._grey\.\w+:\d+: Inline emphasis start-string without end-string",
-    # ``shape (B, *spatial)`` / ``(B, N, *spatial)`` in parameter types (morphaug/ot/_grid.py)
-    r"docstring of morphaug\.ot\._grid\.\w+:\d+: Inline emphasis start-string without end-string",
-    # "Example" instead of "Examples" (morphaug/metrics/_surface.py)
-    r"Unknown section Example in the docstring of (average_surface_distance|hausdorff_distance|"
-    r"normalized_surface_dice|surface_distance_metrics) in ",
-]
+KNOWN_DOCSTRING_PROBLEMS: list[str] = []
 _KNOWN = re.compile("|".join(KNOWN_DOCSTRING_PROBLEMS))
 
 

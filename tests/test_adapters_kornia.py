@@ -166,17 +166,6 @@ def test_sequential_3d(device):
     with pytest.raises(NotImplementedError):  # documented Kornia limitation; fails loudly if Kornia adds it
         K.AugmentationSequential(affine, label_t, data_keys=["input", "mask"])(image, mask)
 
-
-def test_docstring_examples():
-    import doctest
-
-    import morphaug.adapters.kornia
-
-    for module in (morphaug.adapters.kornia,):
-        result = doctest.testmod(module)
-        assert result.attempted > 0 and result.failed == 0, module.__name__
-
-
 def test_component_transforms_in_sequential(device):
     image, mask = make_data(6, (16, 18), device, dtype=torch.long)
     mask[:, 0, 0, 0] = 2  # a stray voxel of class 2

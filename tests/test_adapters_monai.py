@@ -300,14 +300,3 @@ def test_component_transforms_batched_in_compose(device):
     assert torch.equal(out["label"].as_subclass(torch.Tensor), expected)
     assert out["label"].is_batch and out["label"].device.type == device.type and out["image"] is batch["image"]
     assert 0 < int(rand.last_params["apply"].sum()) < 4
-
-
-def test_docstring_examples():
-    import doctest
-
-    import morphaug.adapters
-    import morphaug.adapters.monai
-
-    for module in (morphaug.adapters.monai, morphaug.adapters):
-        result = doctest.testmod(module)
-        assert result.attempted > 0 and result.failed == 0, module.__name__

@@ -171,17 +171,6 @@ def test_errors():
     with pytest.raises(ValueError, match="spatial_ndim"):
         RandGreyMorphology(spatial_ndim=4)
 
-
-def test_docstring_examples():
-    import doctest
-
-    import morphaug.adapters.torchvision
-
-    for module in (morphaug.adapters.torchvision,):
-        result = doctest.testmod(module)
-        assert result.attempted > 0 and result.failed == 0, module.__name__
-
-
 def test_component_transforms_in_compose(device):
     mask = make_mask(6, 1, device=device)
     plain(mask)[:, :, 0, 0] = 1  # a stray voxel of class 1

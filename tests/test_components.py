@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from morphaug import _ops, ndimage
+from morphaug import _ops
 from morphaug.ndimage import _components
 from morphaug.transforms import KeepLargestComponents, RandRemoveComponent, RemoveSmallComponents
 
@@ -483,16 +483,6 @@ def test_bad_data_fails_clearly():
         transform(x, params={**transform.last_params, "other": torch.full((2, 2), 2)})
     with pytest.raises(ValueError, match=r"params\['component'\] must hold values in 0.0 .. 1.0"):
         transform(x, params={**transform.last_params, "component": torch.full((2, 2), 1.5)})
-
-
-def test_docstring_examples():
-    import doctest
-
-    import morphaug.transforms._components as module
-
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0
-
 
 # --------------------------------------------------------------------------- the component tables
 NATIVE, WHY_NOT = _ops.load_native()

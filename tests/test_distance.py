@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import os
 
 import numpy as np
@@ -16,7 +15,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from conftest import Dispatched, to_numpy
 from morphaug import _ops
 from morphaug.ndimage import (
-    _distance,
     distance_transform_bf,
     distance_transform_cdt,
     distance_transform_edt,
@@ -587,11 +585,6 @@ def test_version_counter_untouched():
     for fn, kwargs in FUNCTIONS.values():
         fn(x, return_indices=True, **kwargs)
     assert x._version == version
-
-
-def test_docstring_examples():
-    assert doctest.testmod(_distance, raise_on_error=False).failed == 0
-
 
 X = torch.ones(1, 1, 4, 5)
 

@@ -3,7 +3,6 @@ shared labels, the bounding boxes of find_objects, bad arguments."""
 
 from __future__ import annotations
 
-import doctest
 
 import numpy as np
 import pytest
@@ -388,7 +387,3 @@ def test_bad_arguments_are_named(name, kwargs, error, match):
 def test_find_objects_bad_arguments_are_named(kwargs, error, match):
     with pytest.raises(error, match=match):
         ndimage.find_objects(**{"input": LABELS, **kwargs})
-
-
-def test_docstring_examples():
-    assert doctest.testmod(_measurements, raise_on_error=False).failed == 0

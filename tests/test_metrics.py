@@ -24,7 +24,7 @@ from test_benchmarks import run_benchmarks
 from test_device_discipline import DeviceRun, On
 
 from morphaug import _ops, metrics, ndimage
-from morphaug.metrics import _lists, _surface
+from morphaug.metrics import _lists
 from morphaug.ndimage import _surface_lists
 
 try:
@@ -547,13 +547,6 @@ SURFACES = torch.zeros(2, 1, 4, 5, dtype=torch.bool)
 def test_bad_inputs_raise_from_the_metrics_kernels(call, message):
     with pytest.raises(RuntimeError, match=message):
         call()
-
-
-def test_docstring_examples():
-    import doctest
-
-    assert doctest.testmod(_surface, raise_on_error=False).failed == 0
-
 
 def test_benchmark_row_runs_quick(monkeypatch, capsys):
     output = run_benchmarks(monkeypatch, capsys, "--suite", "metrics", "--device", "cpu", "--quick", "--no-write")

@@ -551,16 +551,6 @@ def test_bad_data_fails_clearly():
     for b in range(1, 4):
         assert torch.isfinite(out[b, 1]).all() and (partner[b] == 0 or torch.isfinite(out[b, 0]).all())
 
-
-def test_docstring_examples():
-    import doctest
-
-    import morphaug.transforms._ot as module
-
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0
-
-
 @pytest.mark.cuda
 def test_cuda_matches_cpu_with_a_cpu_generator():
     for factory in (lambda: hist(prob=0.7, generator=torch.Generator().manual_seed(0)),

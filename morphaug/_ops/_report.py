@@ -40,6 +40,15 @@ def backend_info(verbose: bool = True, tables: bool = False) -> BackendInfo:
     table, ``{op: [{"when", "kernel", "cpu", "cuda"}, ...]}`` with each
     device's reason the case falls through (None: it runs there), the last row
     ``"otherwise"`` on ``"torch"``.
+
+    Examples
+    --------
+    >>> import morphaug
+    >>> info = morphaug.backend_info(verbose=False)
+    >>> info["requested"] in ("auto", "torch", "native"), "edt" in info["kernels"]
+    (True, True)
+    >>> [row["kernel"] for row in info["tables"]["distance_transform_edt"]][-1]
+    'torch'
     """
     module, error = _library.load_native()
     requested = policy()

@@ -152,7 +152,7 @@ def grey_box(input: torch.Tensor, size: Sequence[int], origin: Sequence[int],
 
     Elements are in erosion form: ``grey_dilation`` is the maximum filter by
     the reflected element, which its caller passes (SciPy's reflection is
-    written once, in ``morphaug.ndimage._grey``).
+    written once, in ``morphaug.ndimage._grey_filter``).
 
     Args:
         input: real tensor ``(B, C, *S)`` (bool, integer, float16, bfloat16,
@@ -239,7 +239,7 @@ def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.nda
         a new contiguous tensor of the input's dtype and shape, or ``out``.
 
     SciPy parity: the torch backend's arithmetic, value for value (see
-    ``morphaug.ndimage._grey``): SciPy's, with float64 at the element's first
+    ``morphaug.ndimage._grey_filter``): SciPy's, with float64 at the element's first
     true position and the structure cast to the input dtype elsewhere;
     integer and bool inputs accumulate in float64 and saturate where SciPy
     would wrap. A NaN anywhere in a window gives NaN. Direct loops: every

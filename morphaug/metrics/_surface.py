@@ -60,6 +60,16 @@ class SurfaceDistanceResult(NamedTuple):
     normalized_surface_dice : torch.Tensor
         Normalized surface dice at the ``tolerance``, as
         :func:`normalized_surface_dice`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.metrics import surface_distance_metrics
+    >>> ref = torch.zeros(2, 1, 16, 16, dtype=torch.bool)
+    >>> ref[:, :, 4:12, 4:12] = True
+    >>> r = surface_distance_metrics(ref.roll(1, -1), ref, tolerance=1.0)
+    >>> r.hausdorff_distance.tolist(), r.normalized_surface_dice.tolist()
+    ([[1.0], [1.0]], [[1.0], [1.0]])
     """
 
     hausdorff_distance: torch.Tensor
@@ -123,8 +133,8 @@ def hausdorff_distance(pred, ref, percentile=None, directed=False, sampling=None
     --------
     monai.metrics.compute_hausdorff_distance, monai.metrics.HausdorffDistanceMetric
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from morphaug.metrics import hausdorff_distance
     >>> ref = torch.zeros(1, 1, 8, 8, dtype=torch.bool)
@@ -171,8 +181,8 @@ def average_surface_distance(pred, ref, symmetric=False, sampling=None, distance
     --------
     monai.metrics.compute_average_surface_distance, monai.metrics.SurfaceDistanceMetric
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from morphaug.metrics import average_surface_distance
     >>> ref = torch.zeros(1, 1, 8, 8, dtype=torch.bool)
@@ -222,8 +232,8 @@ def normalized_surface_dice(pred, ref, tolerance, sampling=None, distance_metric
     --------
     monai.metrics.compute_surface_dice, monai.metrics.SurfaceDiceMetric
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from morphaug.metrics import normalized_surface_dice
     >>> ref = torch.zeros(1, 1, 8, 8, dtype=torch.bool)
@@ -273,8 +283,8 @@ def surface_distance_metrics(pred, ref, tolerance, percentile=None, sampling=Non
     --------
     monai.metrics.HausdorffDistanceMetric, monai.metrics.SurfaceDistanceMetric, monai.metrics.SurfaceDiceMetric
 
-    Example
-    -------
+    Examples
+    --------
     >>> import torch
     >>> from morphaug.metrics import surface_distance_metrics
     >>> ref = torch.zeros(1, 1, 8, 8, dtype=torch.bool)

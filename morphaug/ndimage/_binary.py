@@ -161,8 +161,8 @@ def binary_erosion(input, structure=None, iterations=1, mask=None, output=None,
     Notes
     -----
     Batching, SciPy parity (exact; ``brute_force=True`` semantics), host
-    syncs of repeated operations and every option in detail: see the module
-    docstring of ``morphaug.ndimage._binary``.
+    syncs of repeated operations and every option in detail: see the
+    *Binary morphology* notes (docs/parity.md).
 
     See Also
     --------
@@ -213,7 +213,7 @@ def binary_dilation(input, structure=None, iterations=1, mask=None, output=None,
     -----
     As in SciPy the element is reflected and ``origin`` negated, minus 1
     along even-length axes, so that dilation is the dual of erosion. See
-    the module docstring of ``morphaug.ndimage._binary`` for batching,
+    the *Binary morphology* notes (docs/parity.md) for batching,
     SciPy parity (exact) and host syncs.
 
     See Also
@@ -268,8 +268,8 @@ def binary_opening(input, structure=None, iterations=1, output=None, origin=0,
     Notes
     -----
     ``binary_dilation(binary_erosion(x, ...), ...)`` with the same arguments,
-    as in SciPy; exact parity. See the module docstring of
-    ``morphaug.ndimage._binary`` for batching and host syncs.
+    as in SciPy; exact parity. See the *Binary morphology*
+    notes (docs/parity.md) for batching and host syncs.
 
     See Also
     --------
@@ -322,8 +322,8 @@ def binary_closing(input, structure=None, iterations=1, output=None, origin=0,
     -----
     ``binary_erosion(binary_dilation(x, ...), ...)`` with the same arguments,
     as in SciPy (so with the default ``border_value=0`` the foreground
-    touching the border is eroded back); exact parity. See the module
-    docstring of ``morphaug.ndimage._binary`` for batching and host syncs.
+    touching the border is eroded back); exact parity. See the
+    *Binary morphology* notes (docs/parity.md) for batching and host syncs.
 
     See Also
     --------
@@ -381,8 +381,8 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
     -----
     ``binary_erosion(x, structure1, origin=origin1)`` AND the absence of
     true voxels under ``structure2`` (not reflected) at ``origin2``, as in
-    SciPy; exact parity. See the module docstring of
-    ``morphaug.ndimage._binary`` for batching and the shared options.
+    SciPy; exact parity. See the *Binary morphology*
+    notes (docs/parity.md) for batching and the shared options.
 
     See Also
     --------

@@ -403,8 +403,8 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     Notes
     -----
     Batching, SciPy parity (identical distances and indices), the wavefront
-    scan and its cost: see the module docstring of
-    ``morphaug.ndimage._distance``. SciPy reads a metric array as bytes of
+    scan and its cost: see the *Distance transforms* notes
+    (docs/parity.md). SciPy reads a metric array as bytes of
     booleans, so its results for a metric of a wider dtype (e.g. a list of
     Python ints) are meaningless; here any dtype means ``metric != 0``.
     A metric whose rank is not ``S`` is a ``ValueError`` (SciPy may crash).
@@ -477,8 +477,8 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
     Work is ``O(B C N^2)`` for ``N`` voxels per slice: use
     :func:`distance_transform_edt` or :func:`distance_transform_cdt` for
     anything but small inputs. Batching, SciPy parity and the results for a
-    slice without background: see the module docstring of
-    ``morphaug.ndimage._distance``.
+    slice without background: see the *Distance transforms* notes
+    (docs/parity.md).
 
     See Also
     --------

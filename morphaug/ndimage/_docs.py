@@ -44,7 +44,7 @@ _GREY_PARAMETERS = """\
     output : torch.Tensor or torch.dtype, optional
         A tensor of the input's shape and device that receives the result,
         or the dtype of a new result. Default: the input's dtype.
-    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'grid-*'} or sequence
+    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'grid-constant', 'grid-mirror', 'grid-wrap'} or sequence
         SciPy's border rule; a sequence (one per axis) only for separable
         filters (``size`` or an all-true footprint).
     cval : scalar, optional

@@ -1,8 +1,8 @@
 """Normalised elements, shared by the public ndimage modules and the torch backend.
 
-:class:`Filter` is a grey op's min/max filter as ``morphaug.ndimage._grey``
+:class:`Filter` is a grey op's min/max filter as ``morphaug.ndimage._grey_filter``
 normalises it; :class:`Element` a binary op's structuring element as
-``morphaug.ndimage._binary`` normalises it. The dispatch tables read them to
+``morphaug.ndimage._binary_backends`` normalises it. The dispatch tables read them to
 choose a kernel, and the algorithms of ``morphaug.ndimage._torch`` run on them.
 """
 

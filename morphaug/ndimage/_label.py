@@ -165,7 +165,7 @@ def label(input, structure=None, output=None):
     taken (SciPy's label has no batch to vary it over).
 
     Host syncs: none on the native kernels; the torch backend reads one flag
-    per chunk of rounds (see ``morphaug.ndimage._torch.label``). A
+    per chunk of rounds (*Labelling* notes, docs/parity.md). A
     structure given as an accelerator tensor is read back once.
 
     See Also

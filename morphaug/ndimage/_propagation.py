@@ -56,8 +56,8 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     -----
     ``binary_dilation(input, structure, -1, mask, output, border_value,
     origin)``, as in SciPy. Exact parity (for ``origin != 0`` with SciPy's
-    ``brute_force=True`` result, see the module docstring of
-    ``morphaug.ndimage._binary``). With an element that holds its centre (as
+    ``brute_force=True`` result, see the *Binary morphology*
+    notes, docs/parity.md). With an element that holds its centre (as
     the default; symmetric or not), the native propagation kernel runs where
     it is built (CPU: one flood fill per slice; CUDA: sweeps along the axes),
     unless it does not fit the slices padded by the element's reach (its int32 offsets).
@@ -121,7 +121,7 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     peak extra memory 4 bytes per voxel for the labels and 2 bools per voxel
     (the background, and the result before its complement), about 15 MB of
     buffers, up to 4 bools per voxel more for an asymmetric element. See the
-    module docstring of ``morphaug.ndimage._binary`` for host syncs.
+    *Binary morphology* notes (docs/parity.md) for host syncs.
 
     See Also
     --------

@@ -153,7 +153,7 @@ def grid_sinkhorn(a, b, reg, *, max_iter=1000, tol=1e-9, method="auto", spacing=
 
     Parameters
     ----------
-    a, b : Tensor, shape (B, *spatial)
+    a, b : Tensor, shape ``(B, *spatial)``
         Histograms on a grid with any number of spatial axes (2D images, 3D
         volumes); non-negative, same total mass per problem.
     reg : float
@@ -262,7 +262,7 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
 
     Parameters
     ----------
-    hists : Tensor, shape (B, N, *spatial)
+    hists : Tensor, shape ``(B, N, *spatial)``
         ``N`` non-negative histograms per problem, equal total mass within a
         problem (POT assumes probability histograms); 1, 2 or 3 (any number
         of) spatial axes.
@@ -283,7 +283,7 @@ def wasserstein_barycenter(hists, reg, weights=None, *, max_iter=10000, tol=1e-4
 
     Returns
     -------
-    Tensor, shape (B, *spatial)
+    Tensor, shape ``(B, *spatial)``
         The barycenters.
 
     Notes

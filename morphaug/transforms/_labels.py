@@ -41,6 +41,8 @@ import torch
 
 from .. import _sync
 from .._checks import is_int
+from ..ndimage._components import any_channel as any_class
+from ..ndimage._label_distances import any_spatial
 from ._base import BatchTransform, Param, per_sample
 
 __all__ = [
@@ -108,14 +110,6 @@ def check_num_classes(num_classes, minimum: int = 1) -> int | None:
 def spatial_dims(x: torch.Tensor) -> tuple[int, ...]:
     return tuple(range(2, x.ndim))
 
-
-def any_spatial(mask: torch.Tensor) -> torch.Tensor:
-    """``mask.any(dim=spatial_dims(mask), keepdim=True)`` for a bool ``(B, C, *spatial)`` mask.
-
-    Reduced as bytes: on CPU a bool reduction over several dims is many times slower.
-    """
-    flat = mask.contiguous().view(torch.uint8).flatten(2)
-    return (flat.any(dim=2) > 0).view(*mask.shape[:2], *([1] * (mask.ndim - 2)))
 
 
 def label_format_of(x: torch.Tensor, label_format: str | None, owner: str) -> str:
@@ -243,16 +237,6 @@ def from_index(index: torch.Tensor, fmt: str, like: torch.Tensor) -> torch.Tenso
     channels = torch.arange(like.shape[1], device=index.device).view(1, -1, *([1] * (index.ndim - 2)))
     return (index == channels).to(like.dtype)
 
-
-def any_class(masks: torch.Tensor) -> torch.Tensor:
-    """``masks.any(dim=1, keepdim=True)`` for bool ``(B, K, *spatial)`` masks (false for ``K = 0``).
-
-    One ``|`` per channel slice: far cheaper on CPU than a reduction over dim 1.
-    """
-    out = torch.zeros((masks.shape[0], 1, *masks.shape[2:]), dtype=torch.bool, device=masks.device)
-    for j in range(masks.shape[1]):
-        out |= masks[:, j:j + 1]
-    return out
 
 
 def recombine(x: torch.Tensor, fmt: str, masks: torch.Tensor, new_masks: torch.Tensor,
