@@ -229,12 +229,20 @@ def run_demo(device: torch.device, out: Path, size: int = 64, batch: int = 4,
 def _plot(panels, path: Path, title: str) -> None:
     """A 2 x 4 grid of mid z-slices of sample 0, one labelled panel per volume."""
     import matplotlib.pyplot as plt
+    from matplotlib.colors import BoundaryNorm, ListedColormap
 
+    # one colour per class 0..K of the label panels (K their largest label), the same in each
+    classes = 1 + max(int(volume.max()) for _, volume, style in panels if style == "labels")
+    tab10 = plt.get_cmap("tab10")
+    label_colours = ListedColormap([tab10(k % 10) for k in range(classes)])
+    label_norm = BoundaryNorm(np.arange(classes + 1) - 0.5, classes)
     fig, axes = plt.subplots(2, 4, figsize=(16, 8.5), constrained_layout=True)
     for ax, (name, volume, style) in zip(axes.flat, panels):
         data = _numpy(volume[0, 0, volume.shape[2] // 2]).astype(np.float32)
+        ticks = None
         if style == "labels":
-            shown = ax.imshow(data, cmap="tab10", vmin=0, vmax=9, interpolation="nearest")
+            shown = ax.imshow(data, cmap=label_colours, norm=label_norm, interpolation="nearest")
+            ticks = range(classes)
         elif style == "signed":  # colours span the inside; the outside saturates
             limit = max(float(-data.min()), 1.0)
             shown = ax.imshow(data, cmap="RdBu_r", vmin=-limit, vmax=limit)
@@ -246,7 +254,7 @@ def _plot(panels, path: Path, title: str) -> None:
         ax.set_title(name)
         ax.set_xlabel("x")
         ax.set_ylabel("y")
-        fig.colorbar(shown, ax=ax, shrink=0.8)
+        fig.colorbar(shown, ax=ax, shrink=0.8, ticks=ticks)
     fig.suptitle(title)
     fig.savefig(path, dpi=80)
     plt.close(fig)

@@ -111,3 +111,22 @@ def test_main_times_the_steps_again_beside_busy_processes(tmp_path, capsys):
     quiet, busy = capsys.readouterr().out.split("beside 1 busy processes")
     assert list(parse_table(quiet)) == OPS and list(parse_table(busy)) == OPS
     assert (tmp_path / "busy" / "morphaug_demo.md").exists()
+
+
+def test_label_panels_colour_the_classes_present(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    figures = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", lambda fig: figures.append(fig) or close(fig))
+    labels, _ = demo.make_phantom(2, 12, seed=4)
+    demo.run_demo(torch.device("cpu"), tmp_path, size=12, batch=2, seed=4)
+    (figure,) = figures
+    panels = {ax.get_title(): ax for ax in figure.axes if ax.get_title()}
+    classes = list(range(int(labels.max()) + 1))
+    assert classes == [0, 1, 2, 3]
+    for title in ("(c) labels, input", "(d) labels, filled/opened/closed"):
+        (image,) = panels[title].images
+        assert image.cmap.N == len(classes), title
+        assert (image.norm.vmin, image.norm.vmax) == (-0.5, classes[-1] + 0.5), title
+        assert list(image.colorbar.get_ticks()) == classes, title

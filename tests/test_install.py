@@ -178,6 +178,21 @@ def test_cuda_is_compiled_only_for_a_visible_gpu_or_when_asked(monkeypatch):
         assert os.environ["TORCH_CUDA_ARCH_LIST"] == build.DEFAULT_CUDA_ARCHS
 
 
+def test_the_cpp_sources_compile_alike_with_or_without_cuda(monkeypatch):
+    """make demo builds the C++ kernels alone, make test adds the CUDA kernels: the same compile
+    flags for the C++ sources let ninja keep their objects from one build to the other."""
+    if torch.version.cuda is None or build.find_cuda_home() is None:
+        pytest.skip("no CUDA toolkit: the build has no CUDA flavour")
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.setenv("CUDA_HOME", build.find_cuda_home())
+    root = build.source_root()
+    cpu, cuda = build.extension(root, False), build.extension(root, True)
+    assert [s for s in cuda.sources if not s.endswith(".cu")] == cpu.sources
+    assert cpu.include_dirs == cuda.include_dirs
+    assert cpu.define_macros == cuda.define_macros and cpu.undef_macros == cuda.undef_macros
+    assert cpu.extra_compile_args["cxx"] == cuda.extra_compile_args["cxx"]
+
+
 def test_the_installed_metadata_pins_the_torch_release_of_the_kernels():
     if _library.load_native(False)[0] is None:
         pytest.skip("installed without native kernels")

@@ -163,8 +163,15 @@ def extension(root: Path, cuda: bool, relative_to: Path | None = None):
     if not cuda:
         del flags["nvcc"]
     kind = cpp_extension.CUDAExtension if cuda else cpp_extension.CppExtension
-    return kind("morphaug._C", [str(path) for path in sources], include_dirs=[str(root)],
-                extra_compile_args=flags, extra_link_args=link)
+    module = kind("morphaug._C", [str(path) for path in sources], include_dirs=[str(root)],
+                  extra_compile_args=flags, extra_link_args=link)
+    cuda_home = os.environ.get("CUDA_HOME") or find_cuda_home()
+    if not cuda and cuda_home:
+        # the include folders of a CUDA build, which the C++ sources do not use: their compile commands
+        # are then the same with or without the CUDA kernels, and ninja keeps their objects when a
+        # build adds the CUDA kernels to one without (make test after make demo)
+        module.include_dirs.append(os.path.join(cuda_home, "include"))
+    return module
 
 
 def torch_requirement(native: bool) -> str:
