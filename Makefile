@@ -16,7 +16,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
-EXTRAS ?= test,demo,bench,monai,torchvision,kornia
+EXTRAS ?= test,demo,bench,monai,torchvision,kornia,docs
 DEMO_EXTRAS ?= demo
 PYTEST_ARGS ?=
 
@@ -32,7 +32,7 @@ DEV_BUILD := MORPHAUG_CUDA_EMULATION=$(MORPHAUG_CUDA_EMULATION) $(if $(MORPHAUG_
 NATIVE_SOURCES := $(shell find csrc -type f 2>/dev/null) setup.py morphaug/build/__init__.py
 INSTALL_INPUTS := pyproject.toml $(NATIVE_SOURCES)
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test docs bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -75,14 +75,9 @@ test: install
 
 # The docs site (docs/, Sphinx): `make docs` writes docs/_build/html; `make test` builds
 # them too, warnings as errors (the docstring examples run as doctests in tests/test_docs.py).
-# The docs extra is installed by an editable reinstall with every extra (only what changed rebuilds).
-.PHONY: docs
 DOCS_BUILD = $(PY) -m sphinx -W --keep-going -E -q -b html docs docs/_build/html
-test: $(VENV)/.docs-installed
-$(VENV)/.docs-installed: $(VENV)/.installed
-	$(PIP) install --no-build-isolation -e ".[$(EXTRAS),docs]"
-	touch $@
-docs: $(VENV)/.docs-installed
+
+docs: install
 	$(DOCS_BUILD)
 
 bench: install
