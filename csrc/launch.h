@@ -16,28 +16,7 @@
 #include "core/grey.h"
 #include "core/label.h"
 #include "core/propagate.h"
-
-// CPU hot loops compiled twice, for AVX2 and for the baseline, the better one
-// picked at load time (GCC / Clang function multi-versioning on x86-64 Linux).
-// Their helpers and lambdas take MORPHAUG_CLONE_INLINE (after a lambda's
-// parameters): out of line they would be compiled for the baseline only.
-#if defined(__x86_64__) && defined(__linux__) && !defined(__CUDACC__) && \
-    (defined(__GNUC__) || defined(__clang__))
-#define MORPHAUG_CPU_CLONES __attribute__((target_clones("avx2", "default")))
-#define MORPHAUG_CLONE_INLINE __attribute__((always_inline))
-#else
-#define MORPHAUG_CPU_CLONES
-#define MORPHAUG_CLONE_INLINE
-#endif
-
-// GCC's unroll-and-jam (-O3) would pair the sources of a chunked extremum
-// (structure_chunk in grey_structure.cpp) in a scalar loop instead of
-// vectorising over positions: 10x slower.
-#if defined(__GNUC__) && !defined(__clang__)
-#define MORPHAUG_NO_JAM __attribute__((optimize("no-loop-unroll-and-jam")))
-#else
-#define MORPHAUG_NO_JAM
-#endif
+#include "grey_setup.h"
 
 namespace morphaug {
 
@@ -199,13 +178,6 @@ inline CdtSetup cdt_setup(const at::Tensor& mask, at::IntArrayRef metric) {
 
 // --- grey_box --------------------------------------------------------------
 
-// One filtered axis: size k > 1 and the extension before the line.
-struct BoxAxis {
-  int axis;
-  int64_t k, left;
-  int mode;
-};
-
 // The box in erosion form: a dilation's box arrives reflected (origin
 // -origin, minus 1 on even sizes: morphaug/ndimage/_grey.py).
 inline std::vector<BoxAxis> grey_box_axes(const at::Tensor& input, at::IntArrayRef size,
@@ -250,26 +222,6 @@ T box_fill(const at::Scalar& cval, const char* op = "grey_box") {
 }
 
 // --- grey_footprint --------------------------------------------------------
-
-// A shared flat footprint as the union of runs of true values along its last
-// axis (the row-segment decomposition), placed for a given input. The input
-// is seen as (slices, size[0], ..., size[rank - 1]), rank >= 2 (a leading
-// axis of 1 for 1-D input). Axis 0 is walked plane by plane, the middle axes
-// are extended by their borders (size + k - 1 positions each, "inner rows"),
-// and each run reads a running extremum of its width along the last axis.
-struct FootprintRun {
-  int64_t plane;  // footprint index along axis 0
-  int64_t row;    // inner row offset in the extended middle axes
-  int64_t slot;   // index of the run's width in `widths`
-  int64_t start;  // first position along the last axis
-};
-
-struct FootprintSetup {
-  std::vector<int64_t> size, k, left;  // per axis: input size, extent, extension before
-  std::vector<int> mode;
-  std::vector<int64_t> widths;  // distinct run lengths, increasing
-  std::vector<FootprintRun> runs;
-};
 
 // Per-axis placement of an element shared by every slice, in erosion form
 // (a dilation's element arrives reflected): input size, extent k and

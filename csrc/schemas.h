@@ -1,7 +1,8 @@
 // Schemas of every morphaug native op, defined in the namespace of the
 // library that includes this: morphaug (ops.cpp, the extension morphaug._C)
 // and morphaug_emu (emu/emulator.cpp, the CUDA launchers emulated on the CPU).
-// Python contracts and fake (meta) kernels live in morphaug/ndimage/_native.py.
+// Python contracts: morphaug/_ops/kernels.py; fake (meta) kernels:
+// morphaug/_ops/_fakes.py.
 #pragma once
 
 #include <torch/library.h>

@@ -14,6 +14,7 @@
 
 #include "../core/ball.h"
 #include "../launch.h"
+#include "clones.h"
 #include "fresh.h"
 #include "parallel.h"
 

@@ -9,6 +9,7 @@
 
 #include "../core/edt.h"
 #include "../launch.h"
+#include "clones.h"
 #include "fresh.h"
 #include "parabola_taps.h"
 #include "parallel.h"
@@ -103,8 +104,7 @@ void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32
                           static_cast<T>(INFINITY)), best(taps ? n : 0);
     // After a line the taps could not finish, the next 1, 3, 7, ... up to
     // kTapsBackoff lines go straight to the envelope: neighbouring lines tend
-    // to need the same (8x1x512^2 disks of radius 240: 7.6 ms with a try on
-    // every line, 6.8 ms so, 6.6 ms on the envelope alone).
+    // to need the same, and taps that give up are work lost.
     int64_t backoff = 0, wait = 0;
     for (int64_t index = begin; index < end; ++index) {
       const int64_t o = lines.offset(index);
@@ -128,7 +128,7 @@ void envelope_pass(int d, const Lines& lines, const EdtSetup& setup, T* f, int32
         }
       }
       if (!found && setup.unit) {
-        // one call site: with a second one, its hull loops went out of line, 1.8x slower
+        // its one call site: a second one would take its hull loops out of line
         found = edt_envelope_line_unit(source, source_stride, n, f + o, stride, arg,
                                        parabolas.data(), 1, root);
       } else if (!found) {

@@ -1,20 +1,15 @@
 #pragma once
 // Fresh outputs of the CPU launchers (fresh_empty, below).
 //
-// On Linux, from 32 MiB (which glibc maps fresh at every allocation, where
-// smaller ones mostly reuse pages already touched) a new tensor's 2 MiB-aligned
-// interior is advised to take transparent huge pages where the system allows
-// them (as torch does with THP_MEM_ALLOC_ENABLE=1), and the calling thread then
-// writes one byte of each 2 MiB, so that each huge page is faulted in, once,
-// before the kernel's threads write. Measured on a 2-core VM (32x1x512^2
-// float32 grey_erosion size 3, medians of 18 calls, 2 threads):
-// - without the advice: 12.3 ms (8192 faults of 4 KiB, 1.1 us each);
-// - advised, first written by the kernel's two threads: 18.4 ms (4.8 ms in a
-//   few runs): huge pages faulted by two threads at once were up to 30x slower
-//   than by one (a fill_ of a fresh 32 MiB: 2.3-125 ms against 3.3-4.3 ms);
-// - advised and faulted here first: 6.0-6.2 ms, in every run (2.85 ms into an
-//   output already written); faulted so but by torch's threads in parallel,
-//   7.8-106 ms.
+// An output from 32 MiB is memory that glibc maps fresh at every allocation
+// (smaller ones mostly reuse pages already touched), so a kernel writing it
+// first pays a page fault every 4 KiB. On Linux its 2 MiB-aligned interior is
+// therefore advised to take transparent huge pages where the system allows
+// them (as torch does with THP_MEM_ALLOC_ENABLE=1), and the calling thread
+// writes one byte of each 2 MiB, so that each huge page is faulted in once,
+// before the kernel's threads write. It is faulted here, by one thread:
+// huge pages faulted by several threads at once can take many times longer
+// than by one, which would cost more than the small pages saved.
 // Only advice: where it is refused, nothing is written here.
 
 #include <ATen/ATen.h>
@@ -50,6 +45,11 @@ inline at::Tensor fresh_empty(at::IntArrayRef sizes, const at::TensorOptions& op
   at::Tensor fresh = at::empty(sizes, options);
   fault_in_huge_pages(fresh);
   return fresh;
+}
+
+// A new contiguous CPU tensor like x, as above.
+inline at::Tensor empty_output(const at::Tensor& x) {
+  return fresh_empty(x.sizes(), x.options());
 }
 
 }  // namespace morphaug

@@ -3,27 +3,24 @@
 // loop compiled for AVX2 and for the baseline (MORPHAUG_CPU_CLONES).
 #pragma once
 
-#include <ATen/ATen.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include "../core/grey.h"
-#include "../launch.h"
-#include "fresh.h"
+#include "clones.h"
 
 namespace morphaug {
 
-// A new contiguous CPU tensor like x (fresh.h: huge pages when it is large).
-inline at::Tensor empty_output(const at::Tensor& x) {
-  return fresh_empty(x.sizes(), x.options());
-}
+// Whether values of T can be NaN: the loops' NaN-aware versions (Nan = true)
+// are compiled for those types only, as integers would never run them.
+template <typename T>
+constexpr bool kMayBeNan = !std::numeric_limits<T>::is_integer;
 
 // Whether any of the `count` values is NaN (never, for integers).
 template <typename T>
 inline MORPHAUG_CLONE_INLINE bool has_nan(const T* values, int64_t count) {
-  if constexpr (std::numeric_limits<T>::is_integer) {
+  if constexpr (!kMayBeNan<T>) {
     return false;
   } else {
     int nan = 0;

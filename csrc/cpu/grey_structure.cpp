@@ -16,6 +16,7 @@
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "clones.h"
 #include "fresh.h"
 #include "parallel.h"
 

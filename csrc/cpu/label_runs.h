@@ -1,5 +1,6 @@
 #pragma once
-// What label.cpp's run scan offers the other CPU launchers.
+// binary_fill_holes by the run scan (fill_holes_by_runs.cpp, label_scan.h),
+// for the CPU launcher of morphaug::fill_holes (propagate.cpp).
 
 #include <ATen/ATen.h>
 

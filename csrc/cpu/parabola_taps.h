@@ -10,14 +10,15 @@
 
 #include "../core/signed_edt.h"
 #include "../launch.h"
+#include "clones.h"
 
 namespace morphaug {
 
 // sedt_parabola on Vectors x 32 bytes of neighbouring voxels at once (GCC
 // vector extensions: AVX2 registers, or pairs of SSE2 ones): the same taps,
 // with one stopping test for the whole pack every kPackSteps taps (a few
-// taps more, far fewer tests). On 96^3 labels, 2 to 4 vectors and 3 to 6
-// taps measure within 10%, one vector or one tap 1.5x to 2x slower.
+// taps more, far fewer tests). A few of each ran best; packs of one
+// vector, or a test after every tap, markedly slower.
 constexpr int kPackVectors = 3;
 constexpr int kPackSteps = 4;
 

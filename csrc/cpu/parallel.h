@@ -11,8 +11,8 @@
 // waits only for the chunks a helper is running. A parallel region of torch's
 // OpenMP pool waits for every thread of the team to arrive. On a core shared
 // with other processes (DataLoader workers, other jobs, a notebook beside a
-// training run) a thread may not run for a whole time slice: a 64^3 grey
-// erosion took 12-20 ms there instead of 0.5 ms.
+// training run) a thread may not run for a whole time slice, many times
+// the work of a small call.
 
 #include <ATen/Parallel.h>
 
@@ -57,12 +57,11 @@ void parallel_over(int64_t count, int64_t item_work, const Body& body) {
 // products (the OT loops): one share of whole problems per thread, and none
 // below a task of work (items of `item_work` each). Every product runs
 // single-threaded. A product that opened a parallel region of its own would
-// wait for a thread at each of the thousands of products of a loop. On a
-// shared core, each such wait can last a time slice: a 128x128 barycenter
-// took 1.7 s there instead of 0.17 s. So these loops run in torch's OpenMP
-// pool, where MKL and OpenBLAS run single-threaded, and when the calling
-// thread takes every problem, it runs them inside a parallel region whose
-// other threads have nothing to do.
+// wait for a thread at each of the thousands of products of a loop, and on
+// a shared core each such wait can last a time slice. So these loops run in
+// torch's OpenMP pool, where MKL and OpenBLAS run single-threaded, and when
+// the calling thread takes every problem, it runs them inside a parallel
+// region whose other threads have nothing to do.
 template <typename Body>
 void parallel_shares(int64_t count, int64_t item_work, const Body& body) {
   const int64_t threads = at::get_num_threads();

@@ -14,6 +14,7 @@
 #include "../core/edt.h"
 #include "../core/signed_edt.h"
 #include "../launch.h"
+#include "clones.h"
 #include "fresh.h"
 #include "parabola_taps.h"
 #include "parallel.h"
