@@ -20,7 +20,9 @@ from morphaug import _ops
 from morphaug._ops import kernels as _native
 
 NATIVE, WHY_NOT = _ops.load_native()
-pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
+# Under `pytest -n 2 --dist loadgroup` the module runs on one worker: the serial results are
+# computed once, and its threads never crowd both workers at once.
+pytestmark = [pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or ""), pytest.mark.xdist_group("test_cpu_threads")]
 
 # Large enough for several chunks of every kernel below (a chunk is at least 2^18 voxel-operations).
 SHAPE = (3, 1, 40, 48, 56)

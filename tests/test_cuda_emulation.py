@@ -33,7 +33,10 @@ from test_native import ball_footprint, centrosymmetric, chamfer, erosion_form, 
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
-pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NO_NATIVE or "")
+# Under `pytest -n 2 --dist loadgroup` the module runs on one worker: every case runs in every
+# launch order once (the runs fixture).
+pytestmark = [pytest.mark.skipif(NATIVE is None, reason=WHY_NO_NATIVE or ""),
+              pytest.mark.xdist_group("test_cuda_emulation")]
 needs_emulator = pytest.mark.skipif(EMULATOR is None, reason=WHY_NO_EMULATOR or "")
 
 ORDERS = [("forward", 0), ("reverse", 0), ("shuffle", 1), ("shuffle", 2)]

@@ -38,10 +38,12 @@ from morphaug.transforms import (
     RandLabelMorphology,
 )
 
-pytestmark = pytest.mark.skipif(
-    not (dist.is_available() and dist.is_gloo_available()),
-    reason="needs torch.distributed with the gloo backend, which this torch build lacks",
-)
+# Under `pytest -n 2 --dist loadgroup` the module runs on one worker: the ranks are spawned once.
+pytestmark = [
+    pytest.mark.skipif(not (dist.is_available() and dist.is_gloo_available()),
+                       reason="needs torch.distributed with the gloo backend, which this torch build lacks"),
+    pytest.mark.xdist_group("test_distributed"),
+]
 
 WORLD_SIZE = 2
 BASE_SEED = 1234

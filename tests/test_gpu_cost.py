@@ -14,6 +14,9 @@ from morphaug import _sync
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import gpu_cost  # noqa: E402
 
+# Under `pytest -n 2 --dist loadgroup` the module runs on one worker: the table is taken once.
+pytestmark = pytest.mark.xdist_group("test_gpu_cost")
+
 
 @pytest.fixture(scope="module")
 def table():

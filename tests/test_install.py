@@ -28,6 +28,9 @@ import morphaug
 from morphaug import build
 from morphaug._ops import _library
 
+# Under `pytest -n 2 --dist loadgroup` the module runs on one worker: the isolated wheel is built once.
+pytestmark = pytest.mark.xdist_group("test_install")
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "csrc").rglob("*") if p.is_file())
 

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+# Under `pytest -n 2 --dist loadgroup` the module runs on one worker: the PTX is compiled once.
+pytestmark = pytest.mark.xdist_group("test_ptx")
+
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
 
 # Each exact function, instantiated for the working types the launchers use.
