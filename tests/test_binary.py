@@ -88,6 +88,20 @@ def effective_lengths(k, axes, rank):
     return tuple(k[order.index(a % rank)] for a in axes)
 
 
+def scipy_dilation_centre(k, axes, rank):
+    """The element voxel that a dilation with origin 0 reads at the voxel itself, as SciPy pairs
+    them: its even-length shift ``-(k even)`` takes ``k`` by position in ``axes`` (not by axis), so
+    with permuted axes of lengths of both parities it is not ``k // 2`` (clipped into the element:
+    outside it, ``reflected_origin_fits`` rules the case out)."""
+    order = list(range(rank)) if axes is None else sorted(a % rank for a in axes)
+    given = order if axes is None else [a % rank for a in axes]
+    centre = []
+    for j, axis in enumerate(order):
+        by_position = k[given.index(axis)]
+        centre.append(min(max(k[j] - 1 - k[j] // 2 + (by_position % 2 == 0), 0), k[j] - 1))
+    return tuple(centre)
+
+
 def reflected_origin_fits(case):
     """Whether SciPy's dilation origin ``-o - (k even)`` (``k`` paired by position,
     not by axis) stays inside the element; outside, SciPy's behaviour is
@@ -142,6 +156,7 @@ def cases(draw, centred=False):
         origin = [0] * n_axes
         if structure is not None:
             structure[(...,) + tuple(n // 2 for n in k)] = True
+            structure[(...,) + scipy_dilation_centre(k, axes, rank)] = True
     if isinstance(structure, np.ndarray):
         form = draw(st.sampled_from(["numpy", "bool", "uint8", "float"]))
         if form != "numpy":
