@@ -184,12 +184,6 @@ def _dtype_name(value) -> str:
     return np.asarray(value).dtype.name
 
 
-def assert_close_to_reference(actual, expected, *, exact: bool, atol=1e-6, rtol=0.0, where=""):
-    """The former name, kept while tests/test_fuzz.py (owned elsewhere) calls it: remove once it
-    calls :func:`assert_parity`."""
-    assert_parity(actual, expected, exact=exact, atol=atol, rtol=rtol, where=where)
-
-
 def count_reads(monkeypatch) -> list[str]:
     """The documented host reads (``morphaug._sync``) made from now on, by reason."""
     reads = []

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import ndimage as ndi
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from conftest import Dispatched, to_numpy
+from conftest import Dispatched, assert_parity, to_numpy
 from morphaug import _ops
 from morphaug.ndimage import (
     distance_transform_bf,
@@ -89,14 +89,6 @@ def feature_distances(indices: np.ndarray, sampling) -> np.ndarray:
     return np.sqrt((diff ** 2).sum(0))
 
 
-def assert_equal(actual, expected, what):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    bad = np.argwhere(actual != expected)
-    assert len(bad) == 0, (f"{what}: {len(bad)} elements differ, first at {bad[:3].tolist()}: "
-                           f"{actual[tuple(bad[0])]} != {expected[tuple(bad[0])]}")
-
-
 def assert_unchanged(x, before):
     torch.testing.assert_close(x, before, rtol=0, atol=0, equal_nan=True)
 
@@ -137,10 +129,10 @@ def test_edt_matches_scipy(device, case, data):
     rtol = 1e-6 if dist.dtype == torch.float32 else 1e-15  # torch's sqrt: within 1 ulp
     np.testing.assert_allclose(got_d, expected_d, rtol=rtol, atol=0)
     if dist.dtype == torch.float64 and sampling is None:
-        assert_equal(np.rint(got_d ** 2), np.rint(expected_d ** 2), "squared distances")
+        assert_parity(np.rint(got_d ** 2), np.rint(expected_d ** 2), exact=True, where="squared distances")
     native_float64 = dist.dtype == torch.float64 and os.environ["MORPHAUG_BACKEND"] != "torch"
     if sampling is None or native_float64:  # SciPy's arithmetic, SciPy's ties
-        assert_equal(got_i, expected_i, "indices")
+        assert_parity(got_i, expected_i, exact=True, where="indices")
     else:  # ties may be broken otherwise at distances equal up to rounding
         np.testing.assert_allclose(feature_distances(got_i, sampling), expected_d,
                                    rtol=1e-6, atol=0)
@@ -155,7 +147,7 @@ def test_edt_squared_distances_are_exact_integers():
     squared, _ = torch_edt.edt(x, None, False, torch.float32)
     assert not squared.dtype.is_floating_point
     expected, _ = reference(ndi.distance_transform_edt, x)
-    assert_equal(squared.numpy(), np.rint(expected ** 2).astype(np.int64), "squared distances")
+    assert_parity(squared.numpy(), np.rint(expected ** 2).astype(np.int64), exact=True, where="squared distances")
 
 
 def test_edt_without_background_measures_to_minus_one_zero():
@@ -163,7 +155,7 @@ def test_edt_without_background_measures_to_minus_one_zero():
     x[0, 1, 2, 3] = 0  # the second slice has one background voxel
     dist, inds = distance_transform_edt(x, sampling=(2.0, 3.0), return_indices=True)
     expected_d, expected_i = reference(ndi.distance_transform_edt, x, sampling=(2.0, 3.0))
-    assert_equal(to_numpy(inds), expected_i, "indices")
+    assert_parity(to_numpy(inds), expected_i, exact=True, where="indices")
     np.testing.assert_allclose(to_numpy(dist), expected_d, rtol=1e-6)
     assert (inds[0, 0, 0] == -1).all() and (inds[1, 0, 0] == 0).all()
 
@@ -192,7 +184,7 @@ def test_edt_chunking_bounds_memory(monkeypatch, short_line):
     dist, inds = distance_transform_edt(x, return_indices=True)
     assert max(largest) <= budget and len(largest) > 1
     np.testing.assert_allclose(dist.numpy(), expected_d, rtol=1e-6, atol=0)
-    assert_equal(inds.numpy(), expected_i, "indices")
+    assert_parity(inds.numpy(), expected_i, exact=True, where="indices")
 
 
 @pytest.mark.parametrize("short_line", [64, 1])
@@ -210,7 +202,7 @@ def test_edt_blocks_along_lines(monkeypatch, short_line):
     exact_d, exact_i = distance_transform_edt(x, return_indices=True)
     expected_d, expected_i = reference(ndi.distance_transform_edt, x)
     np.testing.assert_allclose(exact_d.numpy(), expected_d, rtol=1e-6, atol=0)
-    assert_equal(exact_i.numpy(), expected_i, "indices")
+    assert_parity(exact_i.numpy(), expected_i, exact=True, where="indices")
 
 
 # --------------------------------------------------------------------------
@@ -244,8 +236,8 @@ def test_cdt_matches_scipy(device, case, data):
     assert_unchanged(x, before)
 
     expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=scipy_metric)
-    assert_equal(to_numpy(dist), expected_d, "distances")
-    assert_equal(to_numpy(inds), expected_i, "indices")
+    assert_parity(to_numpy(dist), expected_d, exact=True, where="distances")
+    assert_parity(to_numpy(inds), expected_i, exact=True, where="indices")
 
 
 def test_cdt_without_background_keeps_minus_one_and_own_index():
@@ -253,8 +245,8 @@ def test_cdt_without_background_keeps_minus_one_and_own_index():
     x[1, 0, 0, 0] = 0
     dist, inds = distance_transform_cdt(x, "taxicab", return_indices=True)
     expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric="taxicab")
-    assert_equal(dist.numpy(), expected_d, "distances")
-    assert_equal(inds.numpy(), expected_i, "indices")
+    assert_parity(dist.numpy(), expected_d, exact=True, where="distances")
+    assert_parity(inds.numpy(), expected_i, exact=True, where="indices")
     assert (dist[0] == -1).all()
     assert torch.equal(inds[:, 0, 0], torch.from_numpy(np.indices((3, 4)).astype(np.int32)))
 
@@ -267,8 +259,8 @@ def test_cdt_unreachable_voxels_stay_minus_one():
     x = torch.from_numpy(rng.random((2, 2, 6, 7)) < 0.5)
     dist, inds = distance_transform_cdt(x, structure, return_indices=True)
     expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=structure)
-    assert_equal(dist.numpy(), expected_d, "distances")
-    assert_equal(inds.numpy(), expected_i, "indices")
+    assert_parity(dist.numpy(), expected_d, exact=True, where="distances")
+    assert_parity(inds.numpy(), expected_i, exact=True, where="indices")
     assert (dist[x] == -1).all()
 
 
@@ -298,9 +290,9 @@ def test_cdt_torch_sweeps_and_wavefronts_match_scipy(sweeps, metric, monkeypatch
             dist, inds = torch_cdt.cdt(x, structure, True)
             alone, _ = torch_cdt.cdt(x, structure, False)
             expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=metric)
-            assert_equal(dist.numpy(), expected_d, f"distances {shape}")
-            assert_equal(alone.numpy(), expected_d, f"distances without indices {shape}")
-            assert_equal(inds.numpy(), expected_i, f"indices {shape}")
+            assert_parity(dist.numpy(), expected_d, exact=True, where=f"distances {shape}")
+            assert_parity(alone.numpy(), expected_d, exact=True, where=f"distances without indices {shape}")
+            assert_parity(inds.numpy(), expected_i, exact=True, where=f"indices {shape}")
 
 
 def raster_pass(values: np.ndarray) -> np.ndarray:
@@ -335,7 +327,7 @@ def test_chessboard_pass_by_scans_matches_the_raster_pass(sequential_axis, backe
         units = np.where(np.eye(size, dtype=bool), 0, torch_cdt._CDT_INF).reshape(size, *shape)
         got = torch_cdt._chessboard_closure(torch.from_numpy(units).to(torch.int32), 1)
         expected = np.minimum(raster_pass(units), torch_cdt._CDT_INF)
-        assert_equal(got.numpy(), expected, f"pass {shape}")
+        assert_parity(got.numpy(), expected, exact=True, where=f"pass {shape}")
 
 
 @pytest.mark.parametrize("sequential_axis", [1, 8])
@@ -361,11 +353,11 @@ def test_cdt_with_indices_matches_scipy_on_drawn_shapes(seed, sequential_axis, b
         metric = str(rng.choice(["chessboard", "taxicab"]))
         expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=metric)
         dist, inds = distance_transform_cdt(x, metric, return_indices=True)
-        assert_equal(dist.numpy(), expected_d, f"distances {metric} {tuple(x.shape)}")
-        assert_equal(inds.numpy(), expected_i, f"indices {metric} {tuple(x.shape)}")
+        assert_parity(dist.numpy(), expected_d, exact=True, where=f"distances {metric} {tuple(x.shape)}")
+        assert_parity(inds.numpy(), expected_i, exact=True, where=f"indices {metric} {tuple(x.shape)}")
         alone = distance_transform_cdt(x, metric, return_distances=False, return_indices=True)
-        assert_equal(alone.numpy(), expected_i, f"indices alone {metric} {tuple(x.shape)}")
-        assert_equal(distance_transform_cdt(x, metric).numpy(), expected_d, f"distances alone {metric}")
+        assert_parity(alone.numpy(), expected_i, exact=True, where=f"indices alone {metric} {tuple(x.shape)}")
+        assert_parity(distance_transform_cdt(x, metric).numpy(), expected_d, exact=True, where=f"distances alone {metric}")
 
 
 @pytest.mark.parametrize("rank", [5, 6, 7, 8])
@@ -377,8 +369,8 @@ def test_cdt_high_ranks_match_scipy(rank, metric):
     x = make_input(rng.random((2, 1, *shape)) < 0.8, torch.float32, rng)
     dist, inds = distance_transform_cdt(x, metric, return_indices=True)
     expected_d, expected_i = reference(ndi.distance_transform_cdt, x, metric=metric)
-    assert_equal(dist.numpy(), expected_d, "distances")
-    assert_equal(inds.numpy(), expected_i, "indices")
+    assert_parity(dist.numpy(), expected_d, exact=True, where="distances")
+    assert_parity(inds.numpy(), expected_i, exact=True, where="indices")
 
 
 class _KernelCount(TorchDispatchMode):
@@ -430,16 +422,16 @@ def test_bf_matches_scipy(device, case, data):
                                        sampling=sampling)
     got_d, got_i = to_numpy(dist), to_numpy(inds)
     if not euclidean:  # SciPy's uint32 4294967295 (no background) is -1 in int32
-        assert_equal(got_d, expected_d.astype(np.int32), "distances")
-        assert_equal(got_i, expected_i, "indices")
+        assert_parity(got_d, expected_d.astype(np.int32), exact=True, where="distances")
+        assert_parity(got_i, expected_i, exact=True, where="indices")
     elif dist.dtype == torch.float64:  # SciPy's float64 arithmetic: identical ties
         np.testing.assert_allclose(got_d, expected_d, rtol=1e-15, atol=0)
-        assert_equal(got_i, expected_i, "indices")
+        assert_parity(got_i, expected_i, exact=True, where="indices")
     else:
         expected_d = np.where(expected_d > np.finfo(np.float32).max, np.inf, expected_d)
         np.testing.assert_allclose(got_d, expected_d, rtol=1e-6, atol=0)
         if sampling is None:
-            assert_equal(got_i, expected_i, "indices")
+            assert_parity(got_i, expected_i, exact=True, where="indices")
         else:
             finite = np.isfinite(expected_d)
             np.testing.assert_allclose(feature_distances(got_i, sampling)[finite],
@@ -464,7 +456,7 @@ def test_bf_blocks(monkeypatch):
     blocked = distance_transform_bf(x, "chessboard", return_indices=True)
     assert torch.equal(full[0], blocked[0]) and torch.equal(full[1], blocked[1])
     expected_d, expected_i = reference(ndi.distance_transform_bf, x, metric="chessboard")
-    assert_equal(blocked[1].numpy(), expected_i, "indices")
+    assert_parity(blocked[1].numpy(), expected_i, exact=True, where="indices")
 
 
 # --------------------------------------------------------------------------
