@@ -606,3 +606,57 @@ def test_elements_of_earlier_calls_follow_the_callers_changes():
     assert_parity(along_rows, each_slice(ndi.binary_dilation, x, structure=line.numpy(), axes=(0,)), exact=True)
     along_columns = binary_dilation(x, line, axes=(1,))
     assert_parity(along_columns, each_slice(ndi.binary_dilation, x, structure=line.numpy(), axes=(1,)), exact=True)
+
+
+def _ball_by_definition(element: np.ndarray):
+    """``Element.ball``'s definition, on a full box of coordinates: ``(metric, r)`` when every
+    slice of ``element (B|1, C|1, *k)`` is the same centred radius-``r`` box, cross or ball."""
+    shape = element.shape[2:]
+    if len(set(shape)) != 1 or shape[0] % 2 == 0 or shape[0] == 1:
+        return None
+    radius = shape[0] // 2
+    if element.all():
+        return "chessboard", radius
+    offsets = np.abs(np.indices(shape) - radius)
+    for metric, inside in (("taxicab", offsets.sum(0) <= radius), ("euclidean", (offsets ** 2).sum(0) <= radius ** 2)):
+        if (element == inside).all():
+            return metric, radius
+    return None
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+@pytest.mark.parametrize("radius", [1, 2, 3])
+def test_the_ball_an_element_is_read_without_a_box_of_coordinates(rank, radius):
+    """``Element.ball`` (which counts the ball's lattice points instead of building a
+    ``(2r + 1)^rank`` box of coordinates) says what the definition says: for the balls of each
+    metric, the ball less or plus one voxel, per-sample copies, and per-sample elements that
+    differ."""
+    rng = np.random.default_rng(rank * 10 + radius)
+    x = torch.zeros((2, 1) + (2 * radius + 1,) * rank, dtype=torch.bool)
+    offsets = np.abs(np.indices((2 * radius + 1,) * rank) - radius)
+    balls = [np.ones(offsets.shape[1:], bool), offsets.sum(0) <= radius, (offsets ** 2).sum(0) <= radius ** 2]
+    elements = []
+    for ball in balls:
+        elements.append(ball)
+        for _ in range(3):
+            changed = ball.copy()
+            changed.flat[rng.integers(changed.size)] ^= True
+            elements.append(changed)
+        elements.append(np.stack([ball, ball]))  # per sample, equal
+        elements.append(np.stack([ball, balls[0]]))  # per sample, different
+    elements.append(np.ones((2 * radius + 2,) * rank, bool))  # even: no centred ball
+    for element in elements:
+        normalised = Element.from_argument(element, x, tuple(range(rank)), 0)
+        assert normalised.ball == _ball_by_definition(normalised.host.numpy()), element.astype(int)
+
+
+def test_the_ball_of_many_axes_is_read_quickly():
+    """17 axes: the (3,)*17 cross is recognised from its 35 positions, not from 3^17 coordinates."""
+    cross = torch.zeros((3,) * 17, dtype=torch.bool)
+    centre = (1,) * 17
+    cross[centre] = True
+    for axis in range(17):
+        for side in (0, 2):
+            cross[centre[:axis] + (side,) + centre[axis + 1:]] = True
+    x = torch.zeros((1, 1) + (3,) * 17, dtype=torch.bool)
+    assert Element.from_argument(cross, x, tuple(range(17)), 0).ball == ("taxicab", 1)

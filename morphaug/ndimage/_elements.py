@@ -257,13 +257,34 @@ class Element:
             return None
         if bool(self.host.all()):
             return "chessboard", radius
-        line = torch.arange(-radius, radius + 1, dtype=torch.int32)
-        coordinates = [line.view([-1 if axis == i else 1 for axis in range(rank)]) for i in range(rank)]
+        # The element is the ball when every slice holds the same positions, all of them inside
+        # the ball, as many as the ball has: no (2r + 1)^rank box of coordinates is built.
+        held = self.host.flatten(0, 1)
+        if not bool((held == held[:1]).all()):
+            return None
+        offsets = (held[0].nonzero() - radius).abs()
         for metric, power, bound in (("taxicab", 1, radius), ("euclidean", 2, radius ** 2)):
-            inside = sum(c.abs() ** power for c in coordinates) <= bound  # broadcast: one int32 box
-            if bool((self.host == inside).all()):
+            if (bool(((offsets ** power).sum(1) <= bound).all())
+                    and len(offsets) == _lattice_points(rank, radius, power, bound)):
                 return metric, radius
         return None
+
+
+def _lattice_points(rank: int, radius: int, power: int, bound: int) -> int:
+    """How many integer points ``c`` with ``|c_i| <= radius`` have ``sum |c_i|^power <= bound``:
+    counted axis by axis over the partial sums (``rank * (bound + 1) * (radius + 1)`` steps)."""
+    counts = [1] + [0] * bound  # counts[t]: points of the axes so far whose sum is t
+    for _ in range(rank):
+        step = [0] * (bound + 1)
+        for total, n in enumerate(counts):
+            if n:
+                for c in range(radius + 1):
+                    term = total + c ** power
+                    if term > bound:
+                        break
+                    step[term] += n * (1 if c == 0 else 2)
+        counts = step
+    return sum(counts)
 
 
 def _mirrored(element: torch.Tensor, centre) -> torch.Tensor:
