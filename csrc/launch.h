@@ -179,7 +179,7 @@ inline CdtSetup cdt_setup(const at::Tensor& mask, at::IntArrayRef metric) {
 // --- grey_box --------------------------------------------------------------
 
 // The box in erosion form: a dilation's box arrives reflected (origin
-// -origin, minus 1 on even sizes: morphaug/ndimage/_grey.py).
+// -origin, minus 1 on even sizes: morphaug/ndimage/_grey_filter.py).
 inline std::vector<BoxAxis> grey_box_axes(const at::Tensor& input, at::IntArrayRef size,
                                           at::IntArrayRef origin, at::IntArrayRef mode) {
   check_batched(input, "grey_box");

@@ -132,7 +132,7 @@ inline void define_schemas(torch::Library& m) {
   // stopping on its own once ||P^T 1 - b||_2 < tol (checked at iterations 0,
   // check_every, ...): (q_f = K v (B, n), q_g = K^T u (B, m), u (B, n) scaled
   // by its row maximum `scale` (B, 1), n_iter (B,) int64); see
-  // morphaug/ot/_sinkhorn.py scaling_iterations.
+  // morphaug/ot/_dense.py scaling_iterations.
   m.def(
       "sinkhorn_scaling(Tensor a, Tensor b, Tensor kernel, int max_iter, float tol, int check_every) "
       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
