@@ -30,7 +30,7 @@ import torch
 from .._checks import check_probability, is_int
 from ..ndimage import _components
 from ._base import Param, check_sampling, per_sample, randint, sampling_for, uniform
-from ._labels import LabelTransform, any_class, class_masks, class_table, clear, recombine
+from ._labels import LabelTransform, any_channel, class_masks, class_table, clear, recombine
 
 __all__ = ["KeepLargestComponents", "RemoveSmallComponents", "RandRemoveComponent"]
 
@@ -83,7 +83,7 @@ class _ComponentFilter(LabelTransform):
     def apply(self, x, params):
         fmt, classes = self._labels(x)
         masks = class_masks(x, fmt, class_table(classes, x.device))
-        searched = masks if self.independent else any_class(masks)
+        searched = masks if self.independent else any_channel(masks)
         hops = _hops(x.ndim - 2, self.connectivity, type(self).__name__)
         removed = _components.removed_components(searched, hops, *self._rule(x.shape[2:]))
         return clear(x, fmt, removed, 0)

@@ -41,7 +41,7 @@ import torch
 
 from .. import _sync
 from .._checks import is_int
-from ..ndimage._components import any_channel as any_class
+from ..ndimage._components import any_channel
 from ..ndimage._label_distances import any_spatial
 from ._base import BatchTransform, Param, per_sample
 
@@ -260,7 +260,7 @@ def recombine(x: torch.Tensor, fmt: str, masks: torch.Tensor, new_masks: torch.T
         overlaps and voxels of no class included, so only the changed voxels
         become one-hot.
     """
-    lost = any_class(masks > new_masks)
+    lost = any_channel(masks > new_masks)
     # index maps start from themselves; a one-hot map's unchanged voxels are taken from x below
     index = x if fmt == "index" else torch.zeros_like(lost, dtype=torch.int64)
     out = _fill(index, lost, fill_value)
@@ -269,7 +269,7 @@ def recombine(x: torch.Tensor, fmt: str, masks: torch.Tensor, new_masks: torch.T
         out = blend(new_masks[:, j:j + 1] > masks[:, j:j + 1], table[:, j:j + 1].to(out.dtype), out)
     if fmt == "index":
         return out
-    return torch.where(lost | any_class(new_masks > masks), from_index(out, fmt, x), x)
+    return torch.where(lost | any_channel(new_masks > masks), from_index(out, fmt, x), x)
 
 
 def clear(x: torch.Tensor, fmt: str, lost: torch.Tensor, fill_value: int) -> torch.Tensor:

@@ -22,7 +22,7 @@ from ._base import (
 from ._distances import FOOTPRINTS, morph_step
 from ._labels import (
     LabelTransform,
-    any_class,
+    any_channel,
     blend,
     class_masks,
     class_table,
@@ -374,4 +374,4 @@ class FillHoles(LabelTransform):
         holes = filled & ~masks & (index == 0)
         size = filled.sum(dim=tuple(range(2, x.ndim)), keepdim=True)
         smallest = torch.where(holes, -size, torch.iinfo(size.dtype).min)  # the innermost class scores highest
-        return from_index(take_best(table, smallest, any_class(holes), index), fmt, x)
+        return from_index(take_best(table, smallest, any_channel(holes), index), fmt, x)

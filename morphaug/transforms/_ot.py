@@ -40,7 +40,7 @@ from ._base import (
 )
 from ._labels import (
     LabelTransform,
-    any_class,
+    any_channel,
     class_masks,
     class_table,
     from_index,
@@ -447,5 +447,5 @@ class RandWassersteinMix(LabelTransform):
                                                 .expand_as(order))
         claims = (rank < volume.flatten(2)).view(density.shape)
         score = torch.where(claims, density, -1.0)
-        mixed = take_best(table, score, any_class(claims), torch.zeros_like(index))
+        mixed = take_best(table, score, any_channel(claims), torch.zeros_like(index))
         return from_index(mixed, fmt, x)

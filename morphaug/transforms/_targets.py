@@ -29,7 +29,7 @@ from ._distances import (
 )
 from ._labels import (
     LabelTransform,
-    any_class,
+    any_channel,
     any_spatial,
     class_masks,
     class_table,
@@ -338,5 +338,5 @@ class RandBoundaryJitter(LabelTransform):
         masks = class_masks(index, "index", candidates)
         score = math.sqrt(2.0) * per_sample(params["magnitude"], field.ndim) * field
         score = score - signed_distance(masks, "euclidean")
-        move = any_class(masks) & per_sample(params["apply"], x.ndim)
+        move = any_channel(masks) & per_sample(params["apply"], x.ndim)
         return from_index(take_best(candidates, score, move, index), fmt, x)
