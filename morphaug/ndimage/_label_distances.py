@@ -73,9 +73,9 @@ def _slice_radii(x: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
 
 
 def _ball_sizes(x: torch.Tensor, radius: torch.Tensor, *_) -> dict:
-    """The size facts of the ball kernel: each slice's radius (read on the CPU only, where it costs
-    no sync)."""
-    return {"radius": _slice_radii(x, radius)}
+    """The size facts of the ball kernel: the radii as given (their maximum is every slice's; the
+    contract reads it on the CPU only, where it costs no sync, and builds nothing on another device)."""
+    return {"radius": radius}
 
 
 def _native_balls(x: torch.Tensor, radius: torch.Tensor, kind: torch.Tensor, metrics: tuple[str, ...]):
