@@ -311,16 +311,22 @@ def raster_pass(values: np.ndarray) -> np.ndarray:
     return values
 
 
+@pytest.mark.parametrize("forced", [None, "matrix", "steps"])
 @pytest.mark.parametrize("sequential_axis", [1, 3, 8])
-def test_chessboard_pass_by_scans_matches_the_raster_pass(sequential_axis, backend, monkeypatch):
+def test_chessboard_pass_by_scans_matches_the_raster_pass(sequential_axis, forced, backend, monkeypatch):
     """The chessboard pass is min-plus linear: on one input per voxel (0 there, unreached
     elsewhere) it gives the path lengths between every pair of voxels, so matching SciPy's
     raster pass on those matches it on any input. Scans on every axis longer than
     ``sequential_axis``: borders, axes of 1 and 2 voxels, later axes of unequal lengths
-    (where the scan's ``(C B)^s = C B^s`` fails without its padding)."""
+    (where the scan's ``(C B)^s = C B^s`` fails without its padding); the method the cost
+    model picks, or the matrix scan or the steps on every such axis."""
     if backend != "torch":
         pytest.skip("a torch kernel, called directly: the torch backend's run covers it")
     monkeypatch.setattr(torch_cdt, "_SEQUENTIAL_AXIS", sequential_axis)
+    if forced:
+        chosen = torch_cdt._long_axis_method
+        monkeypatch.setattr(torch_cdt, "_long_axis_method",
+                            lambda n, later: forced if chosen(n, later) != "steps" else "steps")
     for shape in [(11,), (1, 12), (40, 7), (9, 1), (17, 2), (20, 3, 5), (12, 5, 3), (10, 1, 4),
                   (9, 2, 6), (13, 6, 2), (4, 3, 5), (9, 3, 2, 4), (10, 2, 5, 1), (9, 4, 1, 3)]:
         size = int(np.prod(shape))

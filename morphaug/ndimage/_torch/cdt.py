@@ -157,7 +157,7 @@ def _sweeps_are_cheaper(spatial) -> bool:
                       + sum(20 * (n - 1).bit_length() for n in spatial[1:]))
     waves = sum(2 ** (rank - 2 - k) * (n - 1) for k, n in enumerate(spatial[:-1])) + 1
     wave_steps = 2 * waves * (3 ** (rank - 1) // 2 + 3)
-    return 40 * steps + 0.003 * visits < 250 * wave_steps
+    return _cost(steps, visits) < 250 * wave_steps
 
 
 def _closure_cost(spatial) -> tuple[int, int]:
@@ -165,9 +165,9 @@ def _closure_cost(spatial) -> tuple[int, int]:
     n, later = spatial[0], tuple(spatial[1:])
     if not later:
         return 1, n
-    if n <= _SEQUENTIAL_AXIS or not _scan_is_exact(later):
-        steps, visits = _closure_cost(later)
-        return n * (steps + len(later) + 2), n * (visits + (len(later) + 2) * math.prod(later))
+    method = _long_axis_method(n, later)
+    if method != "scan":
+        return _matrix_cost(n, later) if method == "matrix" else _steps_cost(n, later)
     padded = tuple(m + 2 if m > 1 else m for m in later)
     steps, visits = _closure_cost(padded)
     levels = (n - 1).bit_length()
@@ -199,7 +199,7 @@ def taxicab_neighbourhood(rank: int) -> np.ndarray:
 # Chessboard: along axis 0 the slices ``x_0 = i`` are reached in turn, each
 # from the 3-box minimum of the previous one plus 1, then closed under the
 # steps that keep ``x_0`` (the same pass one axis down, recursively); a long
-# axis by a scan (:func:`_chessboard_scan`).
+# axis by a scan (:func:`_chessboard_scan`, :func:`_chessboard_matrix_scan`).
 # The feature of a voxel is then the one of the neighbour SciPy picks (the
 # first offset of ``H`` in flat order whose value is one less, when that
 # beats the voxel's own value), followed to its root by pointer jumping.
@@ -241,8 +241,11 @@ def _chessboard_closure(values: torch.Tensor, dim: int) -> torch.Tensor:
     """The chessboard pass over the axes from ``dim`` on (the earlier ones held fixed)."""
     if dim == values.ndim - 1:
         return _min_plus_one(values, dim)
-    if values.shape[dim] > _SEQUENTIAL_AXIS and _scan_is_exact(values.shape[dim + 1:]):
+    method = _long_axis_method(values.shape[dim], tuple(values.shape[dim + 1:]))
+    if method == "scan":
         return _chessboard_scan(values, dim)
+    if method == "matrix":
+        return _chessboard_matrix_scan(values, dim)
     out = torch.empty_like(values)
     later = range(dim, values.ndim - 1)  # the later axes, in a slice along dim
     reached = values.select(dim, 0)
@@ -287,6 +290,74 @@ def _chessboard_scan(values: torch.Tensor, dim: int) -> torch.Tensor:
     for d, size in zip(padded, sizes):
         reached = reached.narrow(d, 1, size)
     return reached.contiguous()
+
+
+def _chessboard_matrix_scan(values: torch.Tensor, dim: int) -> torch.Tensor:
+    """:func:`_chessboard_closure` along a long axis ``dim`` by min-plus matrix powers.
+
+    The step from one slice to the next, ``h -> C B h + 1`` (``C`` the pass over the
+    later axes, ``B`` their 3-box minimum), is min-plus linear: a matrix ``T`` of the
+    slice's ``m`` voxels, read off the step applied to ``m`` unit slices. The slices
+    follow ``h[i] = min(C v[i], T h[i-1])``: a Hillis-Steele scan,
+    ``h[i] = min(h[i], T^s h[i-s])`` for ``s = 1, 2, 4, ...``, with ``T^s`` by
+    squaring. Exact on any later axes (the borders are in ``T``); ``m^2`` work per
+    voxel and level, so for small slices (:func:`_long_axis_method`).
+    """
+    later = tuple(values.shape[dim + 1:])
+    m, n = math.prod(later), values.shape[dim]
+    units = torch.full((m, m), _CDT_INF, dtype=values.dtype, device=values.device)
+    units = units.fill_diagonal_(0).reshape(m, *later)
+    step = _chessboard_closure(_box_min(units, range(1, units.ndim), 1), 1)
+    power = (step.reshape(m, m).t().long() + 1).clamp_(max=_CDT_INF)  # power[a, b]: from b to a
+    reached = _chessboard_closure(values, dim + 1).long().reshape(-1, n, m)
+    s = 1
+    while s < n:
+        moved = _min_plus_apply(power, reached[:, :n - s])
+        reached = torch.cat([reached[:, :s], torch.minimum(reached[:, s:], moved)], 1)
+        power = _min_plus_apply(power, power.t()).t()
+        s *= 2
+    return reached.clamp_(max=_CDT_INF).to(values.dtype).reshape(values.shape)
+
+
+def _min_plus_apply(matrix: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
+    """``out[..., a] = min_b matrix[a, b] + vectors[..., b]``, clamped to ``_CDT_INF``
+    (int64): one elementwise minimum per ``b`` (a reduction over a short last axis is
+    many times slower)."""
+    rows = vectors.reshape(-1, vectors.shape[-1])
+    out = rows[:, :1] + matrix[:, 0]
+    for b in range(1, matrix.shape[1]):
+        torch.minimum(out, rows[:, b:b + 1] + matrix[:, b], out=out)
+    return out.clamp_(max=_CDT_INF).reshape(vectors.shape)
+
+
+def _long_axis_method(n: int, later: tuple) -> str:
+    """How the chessboard pass crosses an axis of ``n`` slices of shape ``later``:
+    ``"steps"`` (one slice after the other), ``"scan"`` (:func:`_chessboard_scan`, where
+    known exact) or ``"matrix"`` (:func:`_chessboard_matrix_scan`, where cheaper than
+    the steps by the cost model of :func:`_sweeps_are_cheaper`)."""
+    if n <= _SEQUENTIAL_AXIS or not later:
+        return "steps"
+    if _scan_is_exact(later):
+        return "scan"
+    return "matrix" if _cost(*_matrix_cost(n, later)) < _cost(*_steps_cost(n, later)) else "steps"
+
+
+def _cost(kernels: int, visits: int) -> float:
+    """Microseconds of ``kernels`` torch kernels visiting ``visits`` voxels (CPU timings)."""
+    return 40 * kernels + 0.003 * visits
+
+
+def _steps_cost(n: int, later: tuple) -> tuple[int, int]:
+    """Kernels and voxel visits of the pass over ``n`` slices ``later``, one after the other."""
+    steps, visits = _closure_cost(later)
+    return n * (steps + len(later) + 2), n * (visits + (len(later) + 2) * math.prod(later))
+
+
+def _matrix_cost(n: int, later: tuple) -> tuple[int, int]:
+    """Kernels and voxel visits of :func:`_chessboard_matrix_scan` (estimates)."""
+    m, levels = math.prod(later), (n - 1).bit_length()
+    steps, visits = _closure_cost(later)
+    return steps * 2 + levels * (4 * m + 6), n * visits + m * visits + levels * (n + m) * m * m
 
 
 def _scan_is_exact(later) -> bool:
