@@ -484,7 +484,7 @@ def test_sinkhorn_bad_arrays(change, error, match):
     ({"reg": "0.1"}, TypeError, "reg must be a real number"),
     ({"max_iter": 0}, ValueError, "max_iter must be >= 1"),
     ({"max_iter": 2.5}, TypeError, "max_iter must be an int"),
-    ({"tol": -1.0}, ValueError, "tol must be >= 0"),
+    ({"tol": -1.0}, ValueError, "tol must be a finite number >= 0"),
     ({"method": "sinkhorn_log"}, ValueError, "method must be one of"),
     ({"epsilon_scaling": 1.5}, ValueError, "epsilon_scaling must be in"),
     ({"epsilon_scaling": "fast"}, TypeError, "epsilon_scaling must be None or a float"),

@@ -499,7 +499,7 @@ BAD_ARGUMENTS = [
     (lambda: hist(bins=True), TypeError, "bins must be an int"),
     (lambda: hist(reg=0.0), ValueError, "reg must be positive"),
     (lambda: hist(reg=float("inf")), ValueError, "reg must be positive"),
-    (lambda: hist(reg="small"), TypeError, "reg must be a number"),
+    (lambda: hist(reg="small"), TypeError, "reg must be a real number"),
     (lambda: hist(max_iter=0), ValueError, "max_iter must be >= 1"),
     (lambda: hist(tol=-1.0), ValueError, "tol must be a finite number"),
     (lambda: hist(prob=1.5), ValueError, "prob must be a probability"),

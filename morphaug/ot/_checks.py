@@ -92,8 +92,8 @@ def check_iterations(max_iter, tol) -> tuple[int, float]:
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
         raise TypeError(f"tol must be a real number, got {type(tol).__name__}")
-    if not tol >= 0:
-        raise ValueError(f"tol must be >= 0, got {tol}")
+    if not 0 <= tol < float("inf"):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol}")
     return max_iter, float(tol)
 
 

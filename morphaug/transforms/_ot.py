@@ -23,12 +23,12 @@ convergence every 10 iterations (one host sync each), as POT does.
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 
 from .._checks import check_int
 from ..ot import sinkhorn, wasserstein_barycenter
+from ..ot._checks import check_iterations, check_reg
 from ._base import (
     BatchTransform,
     Param,
@@ -91,21 +91,6 @@ def _cast_like(y: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     if not like.is_floating_point():
         y = y.round()
     return y.to(like.dtype)
-
-
-def _check_positive(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
-    if not 0 < value < float("inf"):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return float(value)
-
-
-def _check_sinkhorn_options(max_iter, tol) -> tuple[int, float]:
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < float("inf"):
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
-    return max_iter, float(tol)
 
 
 class RandHistogramTransfer(BatchTransform):
@@ -196,8 +181,8 @@ class RandHistogramTransfer(BatchTransform):
         if self.strength[1] > 1.0:
             raise ValueError(f"strength must lie in [0, 1], got {strength!r}")
         self.bins = check_int(bins, "bins", minimum=2)
-        self.reg = _check_positive(reg, "reg")
-        self.max_iter, self.tol = _check_sinkhorn_options(max_iter, tol)
+        self.reg = check_reg(reg)
+        self.max_iter, self.tol = check_iterations(max_iter, tol)
 
     def make_params(self, batch, generator=None):
         params = super().make_params(batch, generator)
@@ -355,8 +340,8 @@ class RandWassersteinMix(LabelTransform):
         self.weight = check_float_range(weight, "weight", minimum=0.0)
         if self.weight[1] > 1.0:
             raise ValueError(f"weight must lie in [0, 1], got {weight!r}")
-        self.reg = _check_positive(reg, "reg")
-        self.max_iter, self.tol = _check_sinkhorn_options(max_iter, tol)
+        self.reg = check_reg(reg)
+        self.max_iter, self.tol = check_iterations(max_iter, tol)
         self._setup_labels(None, num_classes, label_format)
 
     @property
