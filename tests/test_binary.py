@@ -583,7 +583,7 @@ def test_propagation_bad_mask():
 
 
 def test_elements_of_earlier_calls_follow_the_callers_changes():
-    """Small host elements are kept by content between calls (``_elements._RECENT``): a
+    """Small host elements are kept by content between calls (``_elements._kept_element``): a
     structure changed in place by the caller, then changed back, gives SciPy's result for
     what it holds at each call, and a structure that differs only in its origin, axes or
     rank is another element."""

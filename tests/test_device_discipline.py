@@ -753,7 +753,7 @@ def test_recent_elements_are_thread_safe(monkeypatch):
     from conftest import run_in_threads
     from morphaug.ndimage import _elements
 
-    structures = [np.random.default_rng(seed).random((3, 3)) < 0.5 for seed in range(3 * _elements._RECENT_COUNT)]
+    structures = [np.random.default_rng(seed).random((3, 3)) < 0.5 for seed in range(3 * _elements._kept_element.cache_info().maxsize)]
     for structure in structures:
         structure[1, 1] = True
     x = torch.zeros(1, 1, 6, 6, dtype=torch.bool)
@@ -770,7 +770,8 @@ def test_recent_elements_are_thread_safe(monkeypatch):
 
     run_in_threads(work, [17 * k for k in range(8)])
     assert not errors, errors[:3]
-    assert len(_elements._RECENT) <= _elements._RECENT_COUNT
+    info = _elements._kept_element.cache_info()
+    assert info.currsize <= info.maxsize
 
 
 @pytest.mark.parametrize("fn", [

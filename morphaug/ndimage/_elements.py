@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import threading
-from collections import OrderedDict
 
 import numpy as np
 import torch
@@ -53,15 +51,8 @@ class Filter:
         return self.host is not None and self.host.shape[0] * self.host.shape[1] == 1
 
 
-#: The elements of the last calls given on the host, by content and by the input's device
-#: and stream (:func:`stream_key`): a pipeline calls with the same few elements, and
-#: describing one (its kind, its offsets) costs more than a small input's whole op, copying
-#: it to an accelerator a host sync. Elements of more than ``_RECENT_SIZE`` positions are
-#: not kept. Threads share it under ``_RECENT_LOCK``.
-_RECENT: OrderedDict = OrderedDict()
-_RECENT_COUNT = 64
-_RECENT_SIZE = 4096
-_RECENT_LOCK = threading.Lock()
+#: Elements of more than this many positions are not kept by :func:`_kept_element`.
+_KEPT_SIZE = 4096
 
 
 @functools.cache
@@ -122,22 +113,10 @@ class Element:
         host = normalize_element(structure, stand_in, n_axes, name, torch.bool)
         origin = normalize_origin(origin, n_axes, origin_name)
         rank = input.ndim - 2
-        if host.numel() > _RECENT_SIZE or type(input) is not torch.Tensor:  # not kept, nor a tracing mode's
+        if host.numel() > _KEPT_SIZE or type(input) is not torch.Tensor:  # not kept, nor a tracing mode's
             return cls(device_element(host, input.device), host, axes, origin, rank, origin_name)
-        key = (host.shape, host.numpy().tobytes(), tuple(axes), tuple(origin), rank, origin_name,
-               str(input.device), stream_key(input.device))
-        with _RECENT_LOCK:
-            element = _RECENT.get(key)
-            if element is not None:
-                _RECENT.move_to_end(key)  # the most recent last
-                return element
-        host = host.clone()  # kept: not the caller's tensor, which may change
-        element = cls(device_element(host, input.device), host, axes, origin, rank, origin_name)
-        with _RECENT_LOCK:
-            element = _RECENT.setdefault(key, element)  # another thread's, if it came first
-            while len(_RECENT) > _RECENT_COUNT:
-                _RECENT.popitem(last=False)
-        return element
+        return _kept_element(tuple(host.shape), host.numpy().tobytes(), tuple(axes), tuple(origin), rank,
+                             origin_name, input.device, stream_key(input.device))
 
     def reflected(self) -> Element:
         """The element ``binary_dilation`` erodes with, as SciPy builds it:
@@ -302,3 +281,13 @@ def _mirrored(element: torch.Tensor, centre) -> torch.Tensor:
         source.append(slice(max(-shift, 0), k - max(shift, 0)))
     mirrored[tuple(target)] = flipped[tuple(source)]
     return mirrored
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_element(shape, data: bytes, axes, origin, rank, origin_name, device, stream) -> Element:
+    """The element of a small host ``structure`` for the last calls, by content and by the
+    input's device and stream (:func:`stream_key`): a pipeline calls with the same few
+    elements, and describing one (its kind, its offsets) costs more than a small input's
+    whole op, copying it to an accelerator a host sync."""
+    host = torch.from_numpy(np.frombuffer(data, dtype=bool).reshape(shape).copy())  # not the caller's tensor
+    return Element(device_element(host, device), host, axes, origin, rank, origin_name)
