@@ -1,7 +1,8 @@
 // Host-side argument checks and set-up shared by the CPU and CUDA launchers.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <ATen/MemoryOverlap.h>
 
 #include <algorithm>

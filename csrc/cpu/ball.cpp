@@ -4,9 +4,8 @@
 // so that the loops vectorise: sweeps on the first axis (over the task's
 // planes and r planes on each side) and on the strided axes for taxicab and
 // chessboard, windows of 2r + 1 values elsewhere.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <memory>
@@ -14,6 +13,7 @@
 
 #include "../core/ball.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "clones.h"
 #include "fresh.h"
 #include "parallel.h"
@@ -194,6 +194,8 @@ MORPHAUG_CPU_CLONES void morph_planes(const uint8_t* mask, bool* out, const std:
   for (int64_t p = 0; p < numel; ++p) dst[p] = ball_inside<Metric>(in[p], r) != erode;
 }
 
+}  // namespace
+
 void ball_morphology_out_cpu(const at::Tensor& mask, const at::Tensor& radius,
                              const at::Tensor& metric, const at::Tensor& erode, at::Tensor& out) {
   check_ball_arguments(mask, radius, metric, erode);
@@ -256,13 +258,6 @@ at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius,
   at::Tensor out = fresh_empty(mask.sizes(), mask.options());
   ball_morphology_out_cpu(mask, radius, metric, erode, out);
   return out;
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
-  m.impl("ball_morphology", &ball_morphology_cpu);
-  m.impl("ball_morphology.out", &ball_morphology_out_cpu);
 }
 
 }  // namespace morphaug

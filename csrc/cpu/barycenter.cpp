@@ -3,15 +3,21 @@
 // time by single-threaded GEMMs, each thread iterating its own share of the
 // problems (parallel.h), so that no iteration pays Python's per-op overhead
 // or waits for another thread.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <cmath>
 #include <vector>
 
 #include "../core/barycenter.h"
+#include "launchers.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -109,6 +115,8 @@ void iterate(int64_t begin, int64_t end, const at::Tensor& log_hists, const at::
   }
 }
 
+}  // namespace
+
 at::Tensor grid_barycenter_cpu(const at::Tensor& log_hists, const at::Tensor& weights,
                                at::TensorList kernels, int64_t max_iter, double tol,
                                int64_t check_every) {
@@ -153,9 +161,5 @@ at::Tensor grid_barycenter_cpu(const at::Tensor& log_hists, const at::Tensor& we
   });
   return log_bar;
 }
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("grid_barycenter", &grid_barycenter_cpu); }
 
 }  // namespace morphaug

@@ -4,14 +4,15 @@
 // The surface metrics take one-hot float predictions (MONAI's y_pred[:, 1:],
 // often channels-last). As torch ops, the mask and the check take two
 // comparisons, a second mask and two counts, each a pass over the input.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/Dispatch_v2.h>
 #include <ATen/TensorIterator.h>
-#include <torch/library.h>
 
 #include <atomic>
 
 #include "../launch.h"
+#include "launchers.h"
 #include "fresh.h"
 
 namespace morphaug {
@@ -30,6 +31,8 @@ inline int64_t ones_of(const T* values, int64_t step, bool* out, int64_t out_ste
   }
   return others;
 }
+
+}  // namespace
 
 std::tuple<at::Tensor, at::Tensor> binary_values_cpu(const at::Tensor& input) {
   check_batched(input, "binary_values");
@@ -62,9 +65,5 @@ std::tuple<at::Tensor, at::Tensor> binary_values_cpu(const at::Tensor& input) {
   }), AT_EXPAND(AT_ALL_TYPES), AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES), at::kBool, at::kHalf, at::kBFloat16);
   return {mask, at::scalar_tensor(at::Scalar(others.load()), input.options().dtype(at::kLong))};
 }
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("binary_values", &binary_values_cpu); }
 
 }  // namespace morphaug

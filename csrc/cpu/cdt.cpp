@@ -1,9 +1,8 @@
 // CPU launcher of morphaug::cdt: SciPy's two raster passes, slices in parallel;
 // taxicab and chessboard distances without indices by separable passes
 // (core/cdt_separable.h).
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <type_traits>
@@ -16,6 +15,7 @@
 #include "../core/cdt.h"
 #include "../core/cdt_separable.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "fresh.h"
 #include "parallel.h"
 
@@ -357,6 +357,8 @@ void cdt_chessboard(const CdtSetup& s, const bool* mask, int32_t* dist) {
   });
 }
 
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayRef metric,
                                            bool return_indices) {
   const CdtSetup setup = cdt_setup(mask, metric);
@@ -403,9 +405,5 @@ std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayR
   });
   return {distances, indices};
 }
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("cdt", &cdt_cpu); }
 
 }  // namespace morphaug

@@ -1,8 +1,8 @@
 // CPU launchers of morphaug::label_sizes and morphaug::filter_components,
 // the component tables and filters of the transforms.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/Dispatch.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../launch.h"
+#include "launchers.h"
 #include "clones.h"
 #include "label_scan.h"
 #include "parallel.h"
@@ -48,6 +49,24 @@ MORPHAUG_CPU_CLONES int64_t count_runs(const T* labels, int64_t n, int64_t width
   }
   return n;
 }
+
+// Whether each label 1 .. count of a slice goes: fewer than min_size voxels,
+// or (keep >= 1) not among the keep largest, the higher label first on ties.
+void removed_labels(const std::vector<int64_t>& sizes, int64_t keep, int64_t min_size,
+                    std::vector<char>& removed) {
+  const int64_t count = static_cast<int64_t>(sizes.size()) - 1;
+  removed.assign(count + 1, 0);
+  for (int64_t l = 1; l <= count; ++l) removed[l] = sizes[l] < min_size;
+  if (keep < 1 || count <= keep) return;
+  std::vector<int32_t> order(count);
+  for (int64_t l = 0; l < count; ++l) order[l] = static_cast<int32_t>(l + 1);
+  std::nth_element(order.begin(), order.begin() + (keep - 1), order.end(), [&](int32_t a, int32_t b) {
+    return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : a > b;
+  });
+  for (auto it = order.begin() + keep; it != order.end(); ++it) removed[*it] = 1;
+}
+
+}  // namespace
 
 at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width) {
   check_batched(labels, "label_sizes");
@@ -100,22 +119,6 @@ at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width) {
   return sizes;
 }
 
-// Whether each label 1 .. count of a slice goes: fewer than min_size voxels,
-// or (keep >= 1) not among the keep largest, the higher label first on ties.
-void removed_labels(const std::vector<int64_t>& sizes, int64_t keep, int64_t min_size,
-                    std::vector<char>& removed) {
-  const int64_t count = static_cast<int64_t>(sizes.size()) - 1;
-  removed.assign(count + 1, 0);
-  for (int64_t l = 1; l <= count; ++l) removed[l] = sizes[l] < min_size;
-  if (keep < 1 || count <= keep) return;
-  std::vector<int32_t> order(count);
-  for (int64_t l = 0; l < count; ++l) order[l] = static_cast<int32_t>(l + 1);
-  std::nth_element(order.begin(), order.begin() + (keep - 1), order.end(), [&](int32_t a, int32_t b) {
-    return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : a > b;
-  });
-  for (auto it = order.begin() + keep; it != order.end(); ++it) removed[*it] = 1;
-}
-
 // filter_components: tasks are samples (a sample's channels mark one output slice).
 at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structure, int64_t keep,
                                  int64_t min_size) {
@@ -149,13 +152,6 @@ at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structu
     }
   });
   return out;
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
-  m.impl("label_sizes", &label_sizes_cpu);
-  m.impl("filter_components", &filter_components_cpu);
 }
 
 }  // namespace morphaug

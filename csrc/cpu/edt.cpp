@@ -1,14 +1,14 @@
 // CPU launcher of morphaug::edt: one pass per spatial axis, in place, lines in parallel.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "../core/edt.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "clones.h"
 #include "fresh.h"
 #include "parabola_taps.h"
@@ -177,6 +177,8 @@ void run_edt(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
                              [&] { edt_passes<scalar_t>(contiguous, setup, squared); });
 }
 
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask,
                                            std::optional<at::ArrayRef<double>> sampling,
                                            bool return_indices, at::ScalarType dtype, bool squared) {
@@ -192,13 +194,6 @@ void edt_out_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sam
                  at::Tensor& out) {
   const EdtSetup setup = edt_setup(mask, sampling, false, out.scalar_type(), &out);
   if (mask.numel() > 0) run_edt(mask, setup, squared);
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
-  m.impl("edt", &edt_cpu);
-  m.impl("edt.out", &edt_out_cpu);
 }
 
 }  // namespace morphaug

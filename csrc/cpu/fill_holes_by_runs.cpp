@@ -1,7 +1,7 @@
 // binary_fill_holes by labelling the background with the run scan
 // (label_runs.h, label_scan.h), for the CPU launcher of morphaug::fill_holes
 // (propagate.cpp).
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstring>
 #include <memory>

@@ -12,7 +12,8 @@
 // than by one, which would cost more than the small pages saved.
 // Only advice: where it is refused, nothing is written here.
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 
 #include <cstddef>
 #include <cstdint>

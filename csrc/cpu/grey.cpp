@@ -1,15 +1,15 @@
 // CPU launcher of morphaug::grey_box: the box's axes, the passes that take
 // them (grey_box_loops.h says how) and the dispatch on the dtype to those
 // passes (grey_passes.h).
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Dispatch.h>
-#include <torch/library.h>
 
 #include <vector>
 
 #include "../core/grey.h"
 #include "../grey_dispatch.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "fresh.h"
 #include "grey_passes.h"
 
@@ -47,6 +47,8 @@ FusedBox fused_box(const at::Tensor& x, const std::vector<BoxAxis>& axes, size_t
   f.a = box(rank - 1), f.b = box(rank - 2), f.c = box(rank - 3);
   return f;
 }
+
+}  // namespace
 
 void grey_box_out_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
                       at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
@@ -88,13 +90,6 @@ at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntAr
   at::Tensor out = empty_output(input);
   grey_box_out_cpu(input, size, origin, mode, cval, maximum, out);
   return out;
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
-  m.impl("grey_box", &grey_box_cpu);
-  m.impl("grey_box.out", &grey_box_out_cpu);
 }
 
 }  // namespace morphaug

@@ -1,17 +1,19 @@
 // CPU launcher of morphaug::grey_footprint: the footprint's runs
 // (grey_footprint_setup, launch.h) and the dispatch on the dtype to the
 // filter (grey_passes.h; grey_footprint_loops.h says how it runs).
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Dispatch.h>
-#include <torch/library.h>
 
 #include "../grey_dispatch.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "fresh.h"
 #include "grey_passes.h"
 
 namespace morphaug {
 namespace {
+
+}  // namespace
 
 void grey_footprint_out_cpu(const at::Tensor& input, at::IntArrayRef shape,
                             at::IntArrayRef footprint, at::IntArrayRef origin,
@@ -34,13 +36,6 @@ at::Tensor grey_footprint_cpu(const at::Tensor& input, at::IntArrayRef shape,
   at::Tensor out = empty_output(input);
   grey_footprint_out_cpu(input, shape, footprint, origin, mode, cval, maximum, out);
   return out;
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
-  m.impl("grey_footprint", &grey_footprint_cpu);
-  m.impl("grey_footprint.out", &grey_footprint_out_cpu);
 }
 
 }  // namespace morphaug

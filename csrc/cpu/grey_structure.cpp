@@ -6,16 +6,16 @@
 // positions, of one shifted extended line plus that position's weight.
 // Lanes along the last axis go in chunks whose accumulators stay in
 // registers, so that the loops vectorise.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <type_traits>
 #include <vector>
 
 #include "../core/grey.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "clones.h"
 #include "fresh.h"
 #include "parallel.h"
@@ -97,6 +97,8 @@ void structure_filter(const T* in, T* out, T* ext, int64_t slices, const Structu
   });
 }
 
+}  // namespace
+
 void grey_structure_out_cpu(const at::Tensor& input, at::IntArrayRef shape,
                             at::ArrayRef<double> structure, at::IntArrayRef footprint,
                             at::IntArrayRef origin, at::IntArrayRef mode,
@@ -130,13 +132,6 @@ at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape,
   at::Tensor out = fresh_empty(input.sizes(), input.options());
   grey_structure_out_cpu(input, shape, structure, footprint, origin, mode, cval, maximum, out);
   return out;
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
-  m.impl("grey_structure", &grey_structure_cpu);
-  m.impl("grey_structure.out", &grey_structure_out_cpu);
 }
 
 }  // namespace morphaug

@@ -1,12 +1,13 @@
 // CPU launcher of morphaug::label: the labelling scan (label_scan.h) writing
 // its labels.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/Dispatch.h>
-#include <torch/library.h>
 
 #include <tuple>
 
 #include "../launch.h"
+#include "launchers.h"
 #include "fresh.h"
 #include "label_scan.h"
 
@@ -27,6 +28,8 @@ void run(const LabelSetup& s, const bool* mask, T* labels, int64_t* counts) {
   }
 }
 
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArrayRef structure,
                                              at::ScalarType dtype) {
   const LabelSetup s = label_setup(mask, structure, dtype);
@@ -39,9 +42,5 @@ std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArra
   });
   return {labels, counts};
 }
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("label", &label_cpu); }
 
 }  // namespace morphaug

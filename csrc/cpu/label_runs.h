@@ -2,7 +2,7 @@
 // binary_fill_holes by the run scan (fill_holes_by_runs.cpp, label_scan.h),
 // for the CPU launcher of morphaug::fill_holes (propagate.cpp).
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <vector>

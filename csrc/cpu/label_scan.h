@@ -32,7 +32,7 @@
 // raster order is SciPy's numbering.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <algorithm>
 #include <atomic>

@@ -1,8 +1,7 @@
 // CPU launcher of morphaug::propagate: a flood fill per (b, c) slice, slices in parallel;
 // and of morphaug::fill_holes, by labelling the background (label_runs.h) where it can.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +9,7 @@
 
 #include "../core/propagate.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "fresh.h"
 #include "label_runs.h"
 #include "parallel.h"
@@ -136,11 +136,6 @@ at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
   return out;
 }
 
-at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask,
-                         const at::Tensor& weights, at::IntArrayRef offsets, bool border) {
-  return run(input, mask, weights, offsets, border, false);
-}
-
 // The element of every slice as the 3^S flags of a (3,) * S structure, when
 // all slices share it and it fits one, is centrosymmetric and the run scan's
 // labelling takes it (at most 8 axes, slices under 2^31 voxels); else empty.
@@ -171,6 +166,13 @@ std::vector<int64_t> shared_box_structure(const at::Tensor& input, const at::Ten
   return flags;
 }
 
+}  // namespace
+
+at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask,
+                         const at::Tensor& weights, at::IntArrayRef offsets, bool border) {
+  return run(input, mask, weights, offsets, border, false);
+}
+
 // binary_fill_holes: the complement of the propagation from a true border into
 // ~input; with a structure that the run scan takes, by labelling the background.
 at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights,
@@ -182,13 +184,6 @@ at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights,
     if (out.defined()) return out;
   }
   return run(input, std::nullopt, weights, offsets, true, true);
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
-  m.impl("propagate", &propagate_cpu);
-  m.impl("fill_holes", &fill_holes_cpu);
 }
 
 }  // namespace morphaug

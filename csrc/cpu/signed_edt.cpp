@@ -1,9 +1,8 @@
 // CPU launcher of morphaug::signed_edt (core/signed_edt.h): one volume per
 // task when there are enough of them, else the rows of each pass in
 // parallel; uint16 values where they fit (16 lanes to an AVX2 register).
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +13,7 @@
 #include "../core/edt.h"
 #include "../core/signed_edt.h"
 #include "../launch.h"
+#include "launchers.h"
 #include "clones.h"
 #include "fresh.h"
 #include "parabola_taps.h"
@@ -193,6 +193,8 @@ void signed_volumes(const uint8_t* mask, float* out, const Geometry& g, int64_t 
   }
 }
 
+}  // namespace
+
 at::Tensor signed_edt_cpu(const at::Tensor& mask) {
   check_mask(mask, "signed_edt");
   Geometry g{};
@@ -217,9 +219,5 @@ at::Tensor signed_edt_cpu(const at::Tensor& mask) {
   }
   return out;
 }
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("signed_edt", &signed_edt_cpu); }
 
 }  // namespace morphaug

@@ -3,16 +3,21 @@
 // iteration by ATen's BLAS, row loops from core/sinkhorn.h), so that no
 // iteration pays Python's per-op overhead, and each thread iterates its own
 // share of the problems.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/ones_like.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <tuple>
 #include <vector>
 
 #include "../core/sinkhorn.h"
+#include "launchers.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -76,6 +81,8 @@ void scaling_rows(int64_t begin, int64_t end, const at::Tensor& a_all, const at:
   }
 }
 
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_scaling_cpu(
     const at::Tensor& a, const at::Tensor& b, const at::Tensor& kernel, int64_t max_iter, double tol,
     int64_t check_every) {
@@ -108,9 +115,5 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_
   });
   return {q_f, q_g, u, scale, n_iter};
 }
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("sinkhorn_scaling", &sinkhorn_scaling_cpu); }
 
 }  // namespace morphaug

@@ -24,8 +24,8 @@
 // they have visited `budget` line offsets per voxel of the slice, and leave
 // the voxels left to the slice's distance transform (-1), as they do the
 // voxels whose nearest surface voxel may lie beyond `reach`.
-#include <ATen/ATen.h>
-#include <torch/library.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <atomic>
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "../launch.h"
+#include "launchers.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -234,6 +235,8 @@ float nearest_squared(const Volume& v, const uint64_t* bits, const std::vector<L
 // slice's budget (an atomic shared by the threads).
 constexpr int64_t kBudgetBatch = 4096;
 
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
     const at::Tensor& pred, const at::Tensor& ref, std::optional<at::ArrayRef<double>> sampling, int64_t reach,
     double budget, bool symmetric) {
@@ -333,9 +336,5 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
   });
   return {sources, distances, counts};
 }
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(morphaug, CPU, m) { m.impl("surface_distance_lists", &surface_distance_lists_cpu); }
 
 }  // namespace morphaug

@@ -1,0 +1,70 @@
+// The CPU launchers of the morphaug ops (one per file of csrc/cpu), registered
+// for the CPU key in one place, ops.cpp. Declared here so that each launcher's
+// file compiles without torch/library.h (several seconds of parsing per file).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <tuple>
+
+namespace morphaug {
+
+// ball.cpp
+at::Tensor ball_morphology_cpu(const at::Tensor& mask, const at::Tensor& radius, const at::Tensor& metric,
+                               const at::Tensor& erode);
+void ball_morphology_out_cpu(const at::Tensor& mask, const at::Tensor& radius, const at::Tensor& metric,
+                             const at::Tensor& erode, at::Tensor& out);
+// barycenter.cpp
+at::Tensor grid_barycenter_cpu(const at::Tensor& log_hists, const at::Tensor& weights, at::TensorList kernels,
+                               int64_t max_iter, double tol, int64_t check_every);
+// binary_values.cpp
+std::tuple<at::Tensor, at::Tensor> binary_values_cpu(const at::Tensor& input);
+// cdt.cpp
+std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayRef metric, bool return_indices);
+// components.cpp
+at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width);
+at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structure, int64_t keep,
+                                 int64_t min_size);
+// edt.cpp
+std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling,
+                                           bool return_indices, at::ScalarType dtype, bool squared);
+void edt_out_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling, bool squared,
+                 at::Tensor& out);
+// grey.cpp
+at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
+                        at::IntArrayRef mode, const at::Scalar& cval, bool maximum);
+void grey_box_out_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
+                      at::IntArrayRef mode, const at::Scalar& cval, bool maximum, at::Tensor& out);
+// grey_footprint.cpp
+at::Tensor grey_footprint_cpu(const at::Tensor& input, at::IntArrayRef shape, at::IntArrayRef footprint,
+                              at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval, bool maximum);
+void grey_footprint_out_cpu(const at::Tensor& input, at::IntArrayRef shape, at::IntArrayRef footprint,
+                            at::IntArrayRef origin, at::IntArrayRef mode, const at::Scalar& cval, bool maximum,
+                            at::Tensor& out);
+// grey_structure.cpp
+at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape, at::ArrayRef<double> structure,
+                              at::IntArrayRef footprint, at::IntArrayRef origin, at::IntArrayRef mode,
+                              const at::Scalar& cval, bool maximum);
+void grey_structure_out_cpu(const at::Tensor& input, at::IntArrayRef shape, at::ArrayRef<double> structure,
+                            at::IntArrayRef footprint, at::IntArrayRef origin, at::IntArrayRef mode,
+                            const at::Scalar& cval, bool maximum, at::Tensor& out);
+// label.cpp
+std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArrayRef structure,
+                                             at::ScalarType dtype);
+// propagate.cpp
+at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask, const at::Tensor& weights,
+                         at::IntArrayRef offsets, bool border);
+at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights, at::IntArrayRef offsets);
+// signed_edt.cpp
+at::Tensor signed_edt_cpu(const at::Tensor& mask);
+// sinkhorn.cpp
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_scaling_cpu(
+    const at::Tensor& a, const at::Tensor& b, const at::Tensor& kernel, int64_t max_iter, double tol,
+    int64_t check_every);
+// surface_distance_lists.cpp
+std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
+    const at::Tensor& pred, const at::Tensor& ref, std::optional<at::ArrayRef<double>> sampling, int64_t reach,
+    double budget, bool symmetric);
+
+}  // namespace morphaug
