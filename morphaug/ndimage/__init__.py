@@ -80,8 +80,11 @@ from ._grey import (
 )
 from ._label import label
 from ._measurements import center_of_mass, find_objects, maximum, mean, minimum, sum_labels
+from ._positions import extrema, maximum_position, minimum_position, value_indices
 from ._propagation import binary_fill_holes, binary_propagation
+from ._statistics import histogram, labeled_comprehension, median, standard_deviation, sum, variance
 from ._structure import generate_binary_structure
+from ._watershed import watershed_ift
 
 __all__ = [
     "binary_erosion",
@@ -110,5 +113,16 @@ __all__ = [
     "minimum",
     "maximum",
     "center_of_mass",
+    "sum",
+    "variance",
+    "standard_deviation",
+    "median",
+    "extrema",
+    "minimum_position",
+    "maximum_position",
+    "histogram",
+    "labeled_comprehension",
+    "value_indices",
+    "watershed_ift",
     "find_objects",
 ]
