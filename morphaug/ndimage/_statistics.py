@@ -19,6 +19,7 @@ import torch
 
 from .. import _sync
 from .._checks import check_int
+from . import _unsigned
 from ._docs import filler
 from ._measurements import (
     _TEXTS,
@@ -185,7 +186,8 @@ def _median(input: torch.Tensor, labels, regions: _Regions) -> torch.Tensor:
         return torch.full(regions.shape, float("nan"), dtype=dtype, device=input.device)
     if regions.key is None:  # one region per slice: the middle of each sorted row
         ordered = keys.reshape(rows, -1).sort(-1).values
-        return _halfsum(ordered[:, (voxels - 1) // 2], ordered[:, voxels // 2], input.dtype).view(regions.shape)
+        middle = _halfsum(ordered[:, (voxels - 1) // 2], ordered[:, voxels // 2], input.dtype)
+        return _pick(regions, middle.view(rows, 1))
     # the whole batch sorted by value (NaN last), then stably by region column
     by_value, order = keys.reshape(-1).sort(stable=True)
     columns, by_column = regions.key[order].sort(stable=True)
@@ -267,17 +269,19 @@ def _edges(min, max, bins) -> np.ndarray:  # noqa: A002 - SciPy's names
     return np.linspace(min, max, bins + 1)
 
 
-def _compact(regions: _Regions) -> tuple[torch.Tensor | None, int]:
-    """Each voxel's column in a table of only the picked columns (plus one for the others), and
-    that table's width: results then cost no more memory than they take. None: one region per
-    slice (a table of one column)."""
+def _compact(regions: _Regions, input: torch.Tensor) -> tuple[torch.Tensor, int, torch.Tensor]:
+    """A table of only the picked columns, plus one for all others (results then take no more
+    memory than they hold): each voxel's column in it (the input's shape), its width and the
+    column of each result."""
+    rows = input.shape[0] * input.shape[1]
+    if regions.key is None:  # one column per slice
+        return torch.arange(rows, device=input.device).view(*input.shape[:2], *[1] * (input.ndim - 2)), 1, \
+            regions.pick
     picked = regions.pick.numel()
-    if regions.key is None:
-        return None, 1
-    remap = torch.full((regions.slots,), picked, dtype=torch.int64, device=regions.pick.device)
-    remap[regions.pick] = torch.arange(picked, device=remap.device)
+    remap = torch.full((regions.slots,), picked, dtype=torch.int64, device=input.device)
+    remap[regions.pick] = torch.arange(picked, device=input.device)  # a repeated label: one of its columns
     row, column = regions.key // regions.slots, regions.key % regions.slots
-    return row * (picked + 1) + remap[column], picked + 1
+    return (row * (picked + 1) + remap[column]).view(input.shape), picked + 1, remap[regions.pick]
 
 
 @filler(_TEXTS)
@@ -307,7 +311,10 @@ def histogram(input, min, max, bins, labels=None, index=None):  # noqa: A002 - S
     -----
     Bins are found by comparing float64 values with NumPy's own edges, as
     ``np.histogram`` does: counts equal SciPy's. ``min > max``, ``bins < 1``
-    and non-finite bounds are errors.
+    and non-finite bounds are errors. An index value that the labels'
+    dtype cannot hold is an absent label, as for the other measurements
+    (SciPy casts the index to that dtype: an error, or ``-1`` wrapped to
+    the largest ``uint64`` label).
 
     See Also
     --------
@@ -334,11 +341,7 @@ def histogram(input, min, max, bins, labels=None, index=None):  # noqa: A002 - S
     place = torch.searchsorted(bounds, values.contiguous(), right=True) - 1
     place = place.masked_fill_(values == bounds[-1], bins - 1).clamp_(0, bins - 1)
     inside = ((values >= bounds[0]) & (values <= bounds[-1])).long()
-    columns, width = _compact(regions)
-    picked = torch.arange(width - 1, device=input.device)
-    if columns is None:  # one column per slice
-        columns = torch.arange(rows, device=input.device).view(*input.shape[:2], *[1] * (input.ndim - 2))
-        picked = regions.pick
+    columns, width, picked = _compact(regions, input)
     table = torch.zeros(rows * width * bins, dtype=torch.int64, device=input.device)
     table.scatter_add_(0, (columns.expand(input.shape) * bins + place).reshape(-1), inside.reshape(-1))
     return table.view(rows, width, bins)[:, picked].view(regions.shape + (bins,))
@@ -354,7 +357,10 @@ def _count_nonzero(input, regions):
 
 
 def _ptp(input, regions):
-    return _maximum_of(input, regions) - _minimum_of(input, regions)
+    if input.dtype == torch.bool:  # NumPy's ptp subtracts: a TypeError for bools
+        raise TypeError("input must not be bool for np.ptp (NumPy cannot subtract bools)")
+    high, low = _unsigned.wrapping(_maximum_of(input, regions)), _unsigned.wrapping(_minimum_of(input, regions))
+    return _unsigned.from_wrapping(high - low, input.dtype)
 
 
 def _minimum_of(input, regions):
