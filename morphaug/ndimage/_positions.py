@@ -198,6 +198,7 @@ def _value(key: int, dtype: torch.dtype):
     return bool(key) if dtype == torch.bool else key
 
 
+@torch.compiler.disable  # a dict sized by the data: torch.compile runs it eagerly, between graphs
 def value_indices(arr, *, ignore_value=None):
     """Indices of every distinct value of the batch.
 
@@ -225,7 +226,9 @@ def value_indices(arr, *, ignore_value=None):
     dict per slice). The entries of slice ``(b, c)`` are those whose first
     two indices are ``b`` and ``c``, in the order of SciPy's result for that
     slice. The dict is sized by the data: on an accelerator the sorted
-    values are read back once (``morphaug._sync``); free on the CPU.
+    values are read back once (``morphaug._sync``); free on the CPU. Under
+    ``torch.compile`` it runs eagerly, between graphs (with
+    ``fullgraph=True``, an error).
 
     See Also
     --------

@@ -12,6 +12,7 @@ batch by region and value (median), one scatter over ``(region, bin)``
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 
 import numpy as np
@@ -37,7 +38,7 @@ from ._measurements import (
     minimum,
     sum_labels,
 )
-from ._normalize import check_input
+from ._normalize import _SUPPORTED_DTYPES, check_input
 
 __all__ = ["sum", "variance", "standard_deviation", "median", "histogram", "labeled_comprehension"]
 
@@ -259,14 +260,19 @@ def median(input, labels=None, index=None):
 
 
 # ---------------------------------------------------------------- histogram
-def _edges(min, max, bins) -> np.ndarray:  # noqa: A002 - SciPy's names
+def _edges(min, max, bins) -> list[float]:  # noqa: A002 - SciPy's names
+    """``np.linspace(min, max, bins + 1)``, computed as NumPy computes it, in Python floats (the
+    same IEEE operations, and nothing for Dynamo to trace)."""
     for name, value in (("min", min), ("max", max)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
             raise TypeError(f"{name} must be a finite real number, got {value!r}")
     bins = check_int(bins, "bins", minimum=1)
     if min > max:  # SciPy: "`bins` must increase monotonically"
         raise ValueError(f"min must be <= max, got min={min!r} and max={max!r}")
-    return np.linspace(min, max, bins + 1)
+    start, stop = float(min), float(max)
+    step = (stop - start) / bins
+    edges = [i * step + start for i in range(bins)] if step != 0 else [start] * bins
+    return edges + [stop]
 
 
 def _compact(regions: _Regions, input: torch.Tensor) -> tuple[torch.Tensor, int, torch.Tensor]:
@@ -337,7 +343,7 @@ def histogram(input, min, max, bins, labels=None, index=None):  # noqa: A002 - S
     regions = _regions(input, labels, index)
     rows = input.shape[0] * input.shape[1]
     values = _float64(input)
-    bounds = _sync.to_device(torch.from_numpy(edges), input.device)
+    bounds = _sync.to_device(torch.tensor(edges, dtype=torch.float64), input.device)
     place = torch.searchsorted(bounds, values.contiguous(), right=True) - 1
     place = place.masked_fill_(values == bounds[-1], bins - 1).clamp_(0, bins - 1)
     inside = ((values >= bounds[0]) & (values <= bounds[-1])).long()
@@ -421,16 +427,18 @@ def _reduction(func) -> str:
 
 
 def _out_dtype(out_dtype) -> torch.dtype:
-    if isinstance(out_dtype, torch.dtype):
-        return out_dtype
     try:
-        numpy_dtype = np.dtype(out_dtype)
-        if numpy_dtype.kind not in "biuf":
+        if isinstance(out_dtype, torch.dtype):
+            dtype = out_dtype
+        else:
+            numpy_dtype = np.dtype(out_dtype)
+            dtype = torch.from_numpy(np.empty(0, numpy_dtype)).dtype if numpy_dtype.kind in "biuf" else None
+        if dtype not in _SUPPORTED_DTYPES:
             raise TypeError
-        return torch.from_numpy(np.empty(0, numpy_dtype)).dtype
     except TypeError as error:
         raise TypeError(f"out_dtype must be a bool, integer or float dtype (torch or NumPy) or type, "
                         f"got {out_dtype!r}") from error
+    return dtype
 
 
 def labeled_comprehension(input, labels, index, func, out_dtype, default, pass_positions=False):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import _sync
+from .. import _ops, _sync
 from ._errors import ArgumentError, DtypeError
 from ._normalize import check_dense, check_input, check_output, finish_output, tensor_argument
 from ._structure import generate_binary_structure
@@ -122,12 +122,25 @@ def _flood(image: list[int], seeds: list[int], labels: list[int], offsets: list[
     return labels
 
 
+def _output_dtype(output, markers: torch.Tensor) -> torch.dtype:
+    """The result's dtype: the markers' by default (SciPy's), a signed integer one in any case."""
+    if output is None:
+        return markers.dtype
+    dtype = output.dtype if isinstance(output, torch.Tensor) else output
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"output must be None, a torch.dtype or a torch.Tensor, got {type(output).__name__}")
+    if dtype not in _MARKERS:  # SciPy: RuntimeError
+        raise DtypeError(f"output must have a signed integer dtype, got {dtype}")
+    return dtype
+
+
 def _rows(tensor: torch.Tensor) -> list[list[int]]:
     """Each slice of ``tensor`` as a flat list of ints, on the host."""
     flat = tensor.reshape(tensor.shape[0] * tensor.shape[1], -1)
     return flat.tolist() if flat.device.type == "cpu" else _sync.host_read(flat, "watershed_ift")
 
 
+@_ops.opaque_under_compile(_ops.one_result("input", lambda kw: kw["markers"].dtype))
 def watershed_ift(input, markers, structure=None, output=None):
     """Watershed from markers by the image foresting transform, on every slice.
 
@@ -170,12 +183,10 @@ def watershed_ift(input, markers, structure=None, output=None):
     --------
     >>> import torch
     >>> from morphaug.ndimage import watershed_ift
-    >>> image = torch.tensor([[[[0, 1, 0], [0, 1, 0], [0, 1, 0]]]], dtype=torch.uint8)
-    >>> markers = torch.tensor([[[[1, 0, 0], [0, 0, 0], [0, 0, 2]]]], dtype=torch.int8)
+    >>> image = torch.tensor([[[0, 1, 5, 2, 0]]], dtype=torch.uint8)
+    >>> markers = torch.tensor([[[1, 0, 0, 0, 2]]], dtype=torch.int8)
     >>> watershed_ift(image, markers)
-    tensor([[[[1, 1, 2],
-              [1, 1, 2],
-              [1, 2, 2]]]], dtype=torch.int8)
+    tensor([[[1, 1, 2, 2, 2]]], dtype=torch.int8)
     """
     input = check_input(input)
     if input.dtype not in (torch.uint8, torch.uint16):  # SciPy: TypeError
@@ -190,9 +201,7 @@ def watershed_ift(input, markers, structure=None, output=None):
                             f"{tuple(input.shape)}")
     if markers.device != input.device:
         raise ValueError(f"markers is on {markers.device}, expected the input's device {input.device}")
-    dtype = output.dtype if isinstance(output, torch.Tensor) else output or markers.dtype
-    if dtype not in _MARKERS:  # SciPy: RuntimeError
-        raise DtypeError(f"output must have a signed integer dtype, got {dtype}")
+    dtype = _output_dtype(output, markers)
     output = check_output(output, input)
     offsets = _offsets(_structure(structure, input.ndim - 2), input.shape[2:])
     seeds = markers.to(torch.int32)  # a C int, as SciPy reads them
