@@ -48,8 +48,9 @@ def unravel(flat: torch.Tensor, shape) -> torch.Tensor:
     """The C-order coordinates of flat indices into ``shape``, in a new last axis."""
     coordinates = []
     for n in reversed(tuple(shape)):
-        coordinates.append(flat % n if n else flat)
-        flat = flat // n if n else flat
+        quotient = torch.div(flat, max(n, 1), rounding_mode="trunc")  # several times faster than // and %
+        coordinates.append(flat - quotient * n)
+        flat = quotient
     return torch.stack(coordinates[::-1], -1)
 
 
@@ -252,8 +253,10 @@ def value_indices(arr, *, ignore_value=None):
         ignore_value = check_host_int(ignore_value, "ignore_value")
     keys, order = _comparable(arr).reshape(-1).sort(stable=True)
     host = keys.numpy() if keys.device.type == "cpu" else np.asarray(_sync.host_read(keys, "value_indices"))
-    distinct, counts = np.unique(host, return_counts=True)
-    pieces = unravel(order, arr.shape).T.split(counts.tolist(), dim=1)
+    starts = np.flatnonzero(host[1:] != host[:-1]) + 1  # sorted: each value's run starts where it changes
+    distinct = host[np.concatenate([[0], starts])] if host.size else host
+    counts = np.diff(np.concatenate([[0], starts, [host.size]])) if host.size else []
+    pieces = unravel(order, arr.shape).T.split(list(counts), dim=1)
     found = {}
     for key, piece in zip(distinct.tolist(), pieces):
         value = _value(key, arr.dtype)

@@ -189,8 +189,8 @@ def _median(input: torch.Tensor, labels, regions: _Regions) -> torch.Tensor:
         ordered = keys.reshape(rows, -1).sort(-1).values
         middle = _halfsum(ordered[:, (voxels - 1) // 2], ordered[:, voxels // 2], input.dtype)
         return _pick(regions, middle.view(rows, 1))
-    # the whole batch sorted by value (NaN last), then stably by region column
-    by_value, order = keys.reshape(-1).sort(stable=True)
+    # the whole batch sorted by value (NaN last; equal values in any order), then stably by region column
+    by_value, order = keys.reshape(-1).sort()
     columns, by_column = regions.key[order].sort(stable=True)
     values = by_value[by_column]
     counts = torch.zeros(rows * regions.slots, dtype=torch.int64, device=input.device)
