@@ -280,7 +280,7 @@ def _spread(regions: _Regions, table: torch.Tensor, shape) -> torch.Tensor:
     """Each voxel's entry of a ``(B * C, slots)`` table, as a tensor of the input's ``shape``."""
     if regions.key is None:
         return table.view(*shape[:2], *[1] * (len(shape) - 2)).expand(shape)
-    return table.reshape(-1)[regions.key].view(shape)
+    return table.reshape(-1).gather(0, regions.key).view(shape)
 
 
 def _measure(regions: _Regions, values: torch.Tensor, reduce: str, empty=0) -> torch.Tensor:
