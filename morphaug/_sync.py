@@ -41,6 +41,10 @@ READS = {
                      "once per call",
     "ot convergence": "sinkhorn, grid_sinkhorn, wasserstein_barycenter: how many problems still iterate, "
                       "every 10 iterations (POT's check)",
+    "value_indices": "ndimage.value_indices: the batch's values, sorted on the device, which size its dict, "
+                     "once per call",
+    "watershed_ift": "ndimage.watershed_ift: the input and the markers, flooded on the host by SciPy's "
+                     "sequential algorithm, once each per call",
     "tensor arguments": "an argument that shapes the computation given as an accelerator tensor (a CDT metric "
                         "array; size, origin, sampling or axes), read once (morphaug.ndimage)",
 }

@@ -20,7 +20,8 @@ NAMES = [
     "morphological_laplace", "white_tophat", "black_tophat", "distance_transform_edt",
     "distance_transform_cdt", "distance_transform_bf", "generate_binary_structure",
     "iterate_structure", "label", "sum_labels", "mean", "minimum", "maximum", "center_of_mass",
-    "find_objects",
+    "sum", "variance", "standard_deviation", "median", "extrema", "minimum_position", "maximum_position",
+    "histogram", "labeled_comprehension", "value_indices", "watershed_ift", "find_objects",
 ]
 
 # Each batched op with keyword arguments that exercise it on a (B, C, *spatial) input.

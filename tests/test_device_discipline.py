@@ -98,6 +98,8 @@ ANSWERS = {
     "ot arguments": lambda problems: [False] * problems.numel() if problems.ndim else False,
     "ot cost range": lambda span: 1.0,  # one Gibbs kernel is exact
     "ot convergence": lambda n_active: 0,  # every problem has converged
+    "value_indices": lambda keys: [0] * keys.numel(),  # one value everywhere
+    "watershed_ift": lambda values: np.zeros(values.shape, int).tolist(),  # no marker, a flat image
     # ones: a valid size, sampling or CDT metric
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
@@ -384,6 +386,21 @@ NDIMAGE = [
     case("ndimage.maximum", ndimage.maximum, On(F3), On(labels(2, 1, 4, 5, 6, dtype=torch.int32)), 1),
     case("ndimage.center_of_mass", ndimage.center_of_mass, On(F3), On(labels(1, 1, 4, 5, 6)), [1, 2]),
     case("ndimage.center_of_mass", ndimage.center_of_mass, On(X2)),
+    case("ndimage.sum", ndimage.sum, On(IMAGE2), On(LABEL2), [0, 2, 5]),
+    case("ndimage.variance", ndimage.variance, On(IMAGE3), On(LABEL3), torch.tensor([1, 2])),
+    case("ndimage.standard_deviation", ndimage.standard_deviation, On(IMAGE2), On(LABEL2)),
+    case("ndimage.median", ndimage.median, On(IMAGE2), On(LABEL2), [1, 2, 7]),
+    case("ndimage.median", ndimage.median, On(F2)),
+    case("ndimage.extrema", ndimage.extrema, On(LABEL2.to(torch.int16)), On(LABEL2), [1, 2]),
+    case("ndimage.minimum_position", ndimage.minimum_position, On(IMAGE3), On(LABEL3), 1),
+    case("ndimage.maximum_position", ndimage.maximum_position, On(F2)),
+    case("ndimage.histogram", ndimage.histogram, On(IMAGE2), 0, 1, 4, On(LABEL2), [1, 2]),
+    case("ndimage.labeled_comprehension", ndimage.labeled_comprehension, On(IMAGE2), On(LABEL2), [1, 2],
+         np.median, float, -1),
+    case("ndimage.value_indices", ndimage.value_indices, On(torch.zeros(2, 1, 4, 5, dtype=torch.int32)),
+         reads={"value_indices"}),
+    case("ndimage.watershed_ift", ndimage.watershed_ift, On(LABEL2), On(torch.zeros(2, 1, 8, 9, dtype=torch.int16)),
+         reads={"watershed_ift"}),
     case("ndimage.find_objects", ndimage.find_objects, On(LABEL3), max_label=3),
     case("ndimage.find_objects", ndimage.find_objects, On(LABEL2), reads={"find_objects max_label"}),
     case("ndimage.iterate_structure", ndimage.iterate_structure, On(CROSS2), 3, origin=(0, 1)),

@@ -646,6 +646,20 @@ def _probe_values(name: str, rank: int, x: torch.Tensor) -> dict:
         "rank": [1.5, "2", None, torch.tensor(2)],
         "connectivity": [1.5, "2", None, torch.tensor(2)],
     }
+    values.update({  # the measurements' own arguments
+        "arr": [None, 3, np.ones((1, 1, 4), np.int64), torch.ones(4, dtype=torch.int64), x.float(), x,
+                x.long().to_sparse()],
+        "ignore_value": [1.5, "a", torch.tensor(1), [0]],
+        "markers": [None, np.zeros(x.shape, np.int64), x.float(), x.to(torch.uint8), torch.zeros(2, 2, dtype=torch.int64),
+                    torch.zeros(x.shape, dtype=torch.int64).to_sparse()],
+        "min": ["a", None, math.nan, math.inf, True, [0]],
+        "max": ["a", None, -math.inf, False, [1], -1.0],
+        "bins": [0, -1, 1.5, "3", None],
+        "func": [None, "sum", lambda values: values.sum(), np.cumsum],
+        "out_dtype": [object, "abc", np.complex64, torch.complex64],
+        "default": ["a", [1], 1j],
+        "pass_positions": [True, 1, "yes"],
+    })
     if name == "distance_transform_cdt":
         values["metric"] = ["bogus", np.ones((2,) * rank), np.ones((3,) * (rank + 1)), object(),
                             np.array(["a"] * 3 ** rank).reshape(wide), _SPARSE]
@@ -663,7 +677,15 @@ def _valid_arguments(name: str, x: torch.Tensor) -> dict:
         return {"rank": 2, "connectivity": 1}
     if name == "iterate_structure":
         return {"structure": np.ones((3, 3), bool), "iterations": 2, "origin": 0}
+    if name == "value_indices":
+        return {"arr": x.to(torch.int64)}
     arguments = {"input": x}
+    if name == "histogram":
+        arguments.update(min=0, max=1, bins=3)
+    if name == "labeled_comprehension":
+        arguments.update(labels=x.long(), index=[0, 1], func=np.sum, out_dtype=float, default=0)
+    if name == "watershed_ift":
+        arguments.update(input=x.to(torch.uint8), markers=x.to(torch.int16))
     if _grey(name):
         arguments.update(input=x.to(torch.int16), size=3, mode="constant", cval=0)
     if name.startswith("distance"):

@@ -37,12 +37,16 @@ Gradients
     attains it). Binary ops, distance transforms and their outputs are not:
     they never require grad.
 Measurements
-    ``sum_labels``, ``mean``, ``minimum``, ``maximum`` and
-    ``center_of_mass`` return ``(B, C, *index.shape)`` tensors (``(B, C)``
-    where SciPy returns a scalar; a last axis of ``S`` coordinates for
-    ``center_of_mass``) where SciPy returns scalars, arrays or tuples;
-    ``find_objects`` returns int64 bounding boxes and a presence mask where
-    SciPy returns slices. ``labels``: integer or bool, of the input's shape,
+    ``sum_labels`` (``sum``), ``mean``, ``variance``,
+    ``standard_deviation``, ``median``, ``minimum``, ``maximum``,
+    ``extrema``, ``histogram``, ``labeled_comprehension`` and the positions
+    (``center_of_mass``, ``minimum_position``, ``maximum_position``) return
+    ``(B, C, *index.shape)`` tensors (``(B, C)`` where SciPy returns a
+    scalar; a last axis of ``S`` coordinates for positions, of ``bins``
+    counts for ``histogram``) where SciPy returns scalars, arrays, tuples
+    or lists of them; ``find_objects`` returns int64 bounding boxes and a
+    presence mask where SciPy returns slices; ``value_indices`` one dict
+    for the whole batch. ``labels``: integer or bool, of the input's shape,
     an axis of size 1 shared (``(B, 1, *spatial)``: one label map for all
     channels); every value is a label, negative ones included; ``None``: the
     whole slice is one region. ``index``: the labels to measure, shared by
@@ -80,8 +84,11 @@ from ._grey import (
 )
 from ._label import label
 from ._measurements import center_of_mass, find_objects, maximum, mean, minimum, sum_labels
+from ._positions import extrema, maximum_position, minimum_position, value_indices
 from ._propagation import binary_fill_holes, binary_propagation
+from ._statistics import histogram, labeled_comprehension, median, standard_deviation, sum, variance
 from ._structure import generate_binary_structure
+from ._watershed import watershed_ift
 
 __all__ = [
     "binary_erosion",
@@ -110,5 +117,16 @@ __all__ = [
     "minimum",
     "maximum",
     "center_of_mass",
+    "sum",
+    "variance",
+    "standard_deviation",
+    "median",
+    "extrema",
+    "minimum_position",
+    "maximum_position",
+    "histogram",
+    "labeled_comprehension",
+    "value_indices",
+    "watershed_ift",
     "find_objects",
 ]

@@ -257,20 +257,36 @@ def _regions(input: torch.Tensor, labels, index) -> _Regions:
 _DENSE = {"sum": torch.sum, "amin": torch.amin, "amax": torch.amax}
 
 
+def _table(regions: _Regions, values: torch.Tensor, reduce: str, empty=0) -> torch.Tensor:
+    """``reduce`` ("sum", "amin" or "amax") of ``values`` (the input's shape) over every column of
+    the regions' ``(B * C, slots)`` table; ``empty`` where a column has no voxel."""
+    rows = values.shape[0] * values.shape[1]
+    if regions.key is None:
+        return _DENSE[reduce](values.reshape(rows, -1), -1, keepdim=True)
+    table = torch.full((rows * regions.slots,), empty, dtype=values.dtype, device=values.device)
+    if reduce == "sum":  # the same sums as scatter_reduce_, several times faster
+        table.scatter_add_(0, regions.key, values.reshape(-1))
+    else:
+        table.scatter_reduce_(0, regions.key, values.reshape(-1), reduce, include_self=False)
+    return table.view(rows, regions.slots)
+
+
+def _pick(regions: _Regions, table: torch.Tensor) -> torch.Tensor:
+    """The results of a ``(B * C, slots, ...)`` table: ``regions.shape`` plus its trailing axes."""
+    return table[:, regions.pick].view(regions.shape + tuple(table.shape[2:]))
+
+
+def _spread(regions: _Regions, table: torch.Tensor, shape) -> torch.Tensor:
+    """Each voxel's entry of a ``(B * C, slots)`` table, as a tensor of the input's ``shape``."""
+    if regions.key is None:
+        return table.view(*shape[:2], *[1] * (len(shape) - 2)).expand(shape)
+    return table.reshape(-1).gather(0, regions.key).view(shape)
+
+
 def _measure(regions: _Regions, values: torch.Tensor, reduce: str, empty=0) -> torch.Tensor:
     """``reduce`` ("sum", "amin" or "amax") of ``values`` (the input's shape) over each region, of
     ``regions.shape``; ``empty`` where a region has no voxel."""
-    rows = values.shape[0] * values.shape[1]
-    if regions.key is None:
-        table = _DENSE[reduce](values.reshape(rows, -1), -1, keepdim=True)
-    else:
-        table = torch.full((rows * regions.slots,), empty, dtype=values.dtype, device=values.device)
-        if reduce == "sum":  # the same sums as scatter_reduce_, several times faster
-            table.scatter_add_(0, regions.key, values.reshape(-1))
-        else:
-            table.scatter_reduce_(0, regions.key, values.reshape(-1), reduce, include_self=False)
-        table = table.view(rows, regions.slots)
-    return table[:, regions.pick].view(regions.shape)
+    return _pick(regions, _table(regions, values, reduce, empty))
 
 
 # ---------------------------------------------------------------- statistics
@@ -283,8 +299,10 @@ def _sum_dtype(dtype: torch.dtype, scalar: bool) -> torch.dtype:
     return torch.uint64 if dtype in _UNSIGNED else torch.int64
 
 
-def _sum(input: torch.Tensor, regions: _Regions) -> torch.Tensor:
-    dtype = _sum_dtype(input.dtype, regions.scalar)
+def _sum(input: torch.Tensor, regions: _Regions, scalar: bool | None = None) -> torch.Tensor:
+    """SciPy's sums; ``scalar``: in NumPy's sum dtype as for one region (default: where SciPy
+    returns a scalar)."""
+    dtype = _sum_dtype(input.dtype, regions.scalar if scalar is None else scalar)
     if dtype.is_floating_point:
         return _measure(regions, input.to(torch.float64), "sum").to(dtype)
     # int64 sums wrap modulo 2**64, as NumPy's do; uint64 through its int64 view

@@ -1,7 +1,7 @@
-"""Runs SciPy's own ``scipy/ndimage/tests/test_morphology.py`` against morphaug.
+"""Runs SciPy's own ``scipy/ndimage/tests/test_morphology.py`` and ``test_measurements.py`` against morphaug.
 
-``test_scipy_morphology.py`` loads the installed SciPy test module with
-``ndimage`` replaced by a facade over ``morphaug.ndimage``; this file gives
+``test_scipy_morphology.py`` and ``test_scipy_measurements.py`` load the installed SciPy test
+modules with ``ndimage`` replaced by a facade over ``morphaug.ndimage``; this file gives
 those tests what SciPy's own conftest gives them (the ``xp`` fixture, on
 NumPy, and its markers), runs them on both backends and marks the known
 differences.
@@ -34,6 +34,20 @@ KNOWN_DIFFERENCES.update(dict.fromkeys([
     "test_binary_dilation02", "test_binary_dilation36", "test_binary_propagation03",
     "test_distance_transform_edt5",
 ], _ZERO_D))
+
+
+# test_measurements.py (test_scipy_measurements.py): its test names are not test_morphology.py's
+KNOWN_DIFFERENCES.update(dict.fromkeys([
+    "test_label01", "test_label02", "test_find_objects01", "test_find_objects02", "test_sum03",
+], _ZERO_D))
+KNOWN_DIFFERENCES.update(dict.fromkeys([
+    "test_median_gh12836_bool", "test_median_no_int_overflow", "test_maximum_position07",
+], "float labels: morphaug takes integer or bool labels (a TypeError naming labels, the Measurements "
+   "convention of morphaug.ndimage); SciPy documents integer labels and also compares floats"))
+KNOWN_DIFFERENCES.update(dict.fromkeys([
+    "test_a", "test_b", "test_a_centered", "test_b_centered", "test_nonint_labels", "test_basic",
+], "tests SciPy's private helpers ndimage._measurements._stats and _select, which morphaug does not "
+   "have (the facade exposes public names only)"))
 
 
 def pytest_configure(config):
