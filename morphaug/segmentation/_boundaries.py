@@ -9,7 +9,7 @@ import torch
 from .._checks import check_host_int, check_label_image
 from ..measure._label import where_value
 from ..ndimage import generate_binary_structure, grey_dilation, grey_erosion
-from ..ndimage._unsigned import SIGNED, ordered, ordered_value
+from ..ndimage._unsigned import SIGNED, from_wrapping, ordered, ordered_value, wrapping
 
 __all__ = ["find_boundaries"]
 
@@ -25,7 +25,8 @@ def _scipy_rounded(x: torch.Tensor) -> torch.Tensor:
         top = wide >= 2.0**63
         return wide.clamp(max=2.0**63 - 1024).to(torch.int64).masked_fill_(top, torch.iinfo(torch.int64).min)
     if x.dtype == torch.uint64:
-        return x.masked_fill(x == torch.iinfo(torch.uint64).max, 0)
+        bits = x.view(torch.int64)  # the largest uint64 is -1 there
+        return bits.masked_fill(bits == -1, 0).view(torch.uint64)
     return x
 
 
@@ -157,6 +158,7 @@ def find_boundaries(label_img, connectivity=1, mode="thick", background=0):
         boundaries &= ~where_value(label_img, background)
     elif mode == "outer":
         outside = where_value(label_img, background)
-        raised = label_img.masked_fill(outside, torch.iinfo(label_img.dtype).max)
+        largest = -1 if label_img.dtype in SIGNED else torch.iinfo(label_img.dtype).max  # as wrapping() holds it
+        raised = from_wrapping(wrapping(label_img).masked_fill(outside, largest), label_img.dtype)
         boundaries &= outside | (_differs(label_img, raised, rank) & ~outside)
     return boundaries

@@ -1,0 +1,123 @@
+"""``morphaug.segmentation`` against ``skimage.segmentation``, slice by slice: ``expand_labels`` and
+``find_boundaries`` identical to scikit-image's (ties, quirks and dtypes included)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import skimage.segmentation
+import torch
+from conftest import assert_parity, each_slice
+
+from morphaug.segmentation import expand_labels, find_boundaries
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.uint16, torch.int32, torch.uint32,
+          torch.int64, torch.uint64]
+MODES = ["thick", "inner", "outer", "subpixel"]
+
+
+def random_labels(rng, shape, dtype: torch.dtype, fill: float, values: int = 4) -> torch.Tensor:
+    """Labels with gaps (multiples of 3), negative ones for signed dtypes, over a background of about
+    ``1 - fill``; the first slice empty and the last one full when the batch has several."""
+    levels = rng.integers(1, values + 1, size=shape) * 3
+    if dtype.is_signed and dtype != torch.bool:
+        levels = levels * rng.choice([-1, 1], size=shape)
+    x = np.where(rng.random(shape) < fill, levels, 0)
+    if shape[0] > 1:
+        x[0] = 0
+        x[-1] = levels[-1]
+    if dtype == torch.bool:
+        return torch.from_numpy(x != 0)
+    return torch.from_numpy(x.astype(np.int64)).to(dtype)
+
+
+def random_shape(rng, rank: int):
+    return (int(rng.integers(1, 4)), int(rng.integers(1, 3)), *rng.integers(1, 10 - 2 * rank, size=rank).tolist())
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_expand_labels_matches_skimage(rank):
+    rng = np.random.default_rng(rank)
+    for trial in range(30):
+        dtype = DTYPES[trial % len(DTYPES)]
+        x = random_labels(rng, random_shape(rng, rank), dtype, float(rng.choice([0.05, 0.2, 0.5])))
+        distance = float(rng.choice([0, 1, math.sqrt(2), 1.5, 2, 3.5, math.inf]))
+        # powers of 2: sums of squares exact, so ties are SciPy's on every backend
+        spacing = [1, 2, 0.5, tuple(rng.choice([0.5, 1.0, 2.0], size=rank).tolist())][trial % 4]
+        before = x.clone()
+        out = expand_labels(x, distance, spacing)
+        assert torch.equal(x, before)
+        assert_parity(out, each_slice(skimage.segmentation.expand_labels, x, distance=distance, spacing=spacing),
+                      exact=True, dtype="expected")
+
+
+def test_expand_labels_ties_follow_scipy_s_feature_transform():
+    x = torch.tensor([[[[0, 1, 0, 0], [2, 0, 0, 0], [0, 3, 0, 0]]], [[[0, 1, 0, 2], [0, 0, 0, 0], [3, 0, 0, 4]]]])
+    for distance in (1, 1.5, 3):
+        assert_parity(expand_labels(x, distance), each_slice(skimage.segmentation.expand_labels, x, distance=distance),
+                      exact=True)
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+@pytest.mark.parametrize("mode", MODES)
+def test_find_boundaries_matches_skimage(rank, mode):
+    rng = np.random.default_rng(10 * rank + MODES.index(mode))
+    for trial in range(18):
+        dtype = DTYPES[trial % len(DTYPES)]
+        x = random_labels(rng, random_shape(rng, rank), dtype, float(rng.choice([0.3, 0.7, 1.0])))
+        connectivity = int(rng.integers(1, rank + 1))
+        background = int(rng.choice([0, 3])) if dtype != torch.bool else int(rng.integers(0, 2))
+        before = x.clone()
+        out = find_boundaries(x, connectivity, mode, background)
+        assert torch.equal(x, before)
+        assert_parity(out, each_slice(skimage.segmentation.find_boundaries, x, connectivity=connectivity,
+                                      mode=mode, background=background), exact=True, dtype="expected")
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int64, torch.uint64])
+def test_find_boundaries_with_the_dtype_s_largest_value(dtype):
+    """skimage marks with the largest value ("subpixel", "outer"); SciPy stores 64-bit ints through float64."""
+    x = torch.zeros(2, 1, 6, 7, dtype=dtype)
+    x[0, 0, 1:4, 1:3] = torch.iinfo(dtype).max
+    x[0, 0, 2:5, 3:6] = 2
+    x[1, 0, 0:3, 2:4] = 1
+    for mode in MODES:
+        for connectivity in (1, 2):
+            assert_parity(find_boundaries(x, connectivity, mode),
+                          each_slice(skimage.segmentation.find_boundaries, x, connectivity=connectivity, mode=mode),
+                          exact=True)
+
+
+def test_empty_batches():
+    x = torch.zeros(0, 1, 5, 5, dtype=torch.int64)
+    assert expand_labels(x, 2).shape == x.shape
+    assert find_boundaries(x).shape == x.shape and find_boundaries(x).dtype == torch.bool
+    assert find_boundaries(x, mode="subpixel").shape == (0, 1, 9, 9)
+
+
+def test_bad_arguments():
+    x = torch.zeros(1, 1, 4, 4, dtype=torch.int64)
+    for function in (expand_labels, find_boundaries):
+        with pytest.raises(TypeError, match="must hold integer or bool labels"):
+            function(x.float())
+        with pytest.raises(TypeError, match="torch.Tensor"):
+            function(x.numpy())
+    for distance in (-1, math.nan, "2", True):
+        with pytest.raises(ValueError, match="distance"):
+            expand_labels(x, distance)
+    for spacing in ((1, 2, 3), 0, -1.0, math.inf):
+        with pytest.raises(ValueError, match="spacing"):
+            expand_labels(x, 1, spacing)
+    with pytest.raises(TypeError, match="spacing"):
+        expand_labels(x, 1, "a")
+    with pytest.raises(ValueError, match="mode"):
+        find_boundaries(x, mode="both")
+    for connectivity in (0, 3):
+        with pytest.raises(ValueError, match="connectivity"):
+            find_boundaries(x, connectivity)
+    with pytest.raises(TypeError, match="background"):
+        find_boundaries(x, background=0.5)
