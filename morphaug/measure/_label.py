@@ -43,6 +43,8 @@ __all__ = ["label", "where_value"]
 _ROUND_CHUNKS = (4, 2)
 #: Pointer jumps per round.
 _JUMPS = 4
+#: The most voxels (values x voxels of the map) labelled by layers of one value each.
+_LAYERED_VOXELS = 2**27
 
 
 def _overlap(tensor: torch.Tensor, step, side: int) -> torch.Tensor:
@@ -109,6 +111,39 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
     counts = ranks[:, -1].view(values.shape[:2])
     labels = torch.where(flat, ranks.view(-1).index_select(0, pointers.clamp(max=total - 1)), 0)
     return labels.view(values.shape), counts
+
+
+def _layered_components(values: torch.Tensor, inside: torch.Tensor, structure: np.ndarray, present: torch.Tensor):
+    """:func:`_equal_value_components` by binary labelling: one layer per value of ``present`` (the sorted
+    values of the map), each labelled by :func:`morphaug.ndimage.label` (the native kernel where built),
+    then the components of all layers numbered together in the raster order of their first voxel."""
+    batch, channels, *spatial = values.shape
+    layers = (values.unsqueeze(2) == present.view(1, 1, -1, *[1] * len(spatial))) & inside.unsqueeze(2)
+    slices = batch * channels
+    labels, counts = _binary_label(layers.view(slices, len(present), *spatial), structure=structure)
+    offsets = (counts.cumsum(1) - counts).view(slices, -1, *[1] * len(spatial))
+    flat_inside = inside.view(slices, -1)
+    ids = (labels + offsets).masked_fill_(labels == 0, 0).sum(1).view(slices, -1)  # one layer holds each voxel
+    index = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
+    first = torch.full((slices, ids.shape[1] + 1), ids.shape[1], dtype=torch.int64, device=ids.device)
+    first.scatter_reduce_(1, ids, index, "amin")  # each component's first voxel; id 0: the background's
+    origin = first.gather(1, ids)
+    ranks = ((origin == index) & flat_inside).cumsum(1)
+    numbered = ranks.gather(1, origin.clamp(max=ids.shape[1] - 1)).masked_fill_(~flat_inside, 0)
+    return numbered.view(values.shape), ranks[:, -1].view(batch, channels)
+
+
+def _layers_fit(values: torch.Tensor) -> torch.Tensor | None:
+    """The sorted values of the map when labelling by layers pays: on the CPU (where reading them is
+    free) and at most :data:`_LAYERED_VOXELS` voxels in all layers; else None."""
+    if values.device.type != "cpu" or torch.compiler.is_compiling():
+        return None
+    low, high = (int(v) for v in torch.aminmax(values))  # CPU values: no device read
+    if high - low < values.numel():  # a count per value in the range, cheaper than sorting
+        present = torch.bincount((values - low).flatten(), minlength=high - low + 1).nonzero().flatten() + low
+    else:
+        present = torch.unique(values)
+    return present if len(present) * values.numel() <= _LAYERED_VOXELS else None
 
 
 def where_value(label_image: torch.Tensor, value: int) -> torch.Tensor:
@@ -229,7 +264,12 @@ def label(label_image, background=None, return_num=False, connectivity=None):
         swap = _raster_swap(label_image.shape[2:]) if rank <= 3 else None
         values = label_image if swap is None else label_image.transpose(2 + swap[0], 2 + swap[1])
         inside = ~where_value(values, background)
-        labels, num = _equal_value_components(wrapping(values).contiguous(), inside.contiguous(), structure)
+        values, inside = wrapping(values).contiguous(), inside.contiguous()
+        present = _layers_fit(values)
+        if present is None:
+            labels, num = _equal_value_components(values, inside, structure)
+        else:
+            labels, num = _layered_components(values, inside, structure, present)
         if swap is not None:
             labels = labels.transpose(2 + swap[0], 2 + swap[1]).contiguous()
     return (labels, num) if return_num else labels
