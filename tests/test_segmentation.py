@@ -121,3 +121,52 @@ def test_bad_arguments():
             find_boundaries(x, connectivity)
     with pytest.raises(TypeError, match="background"):
         find_boundaries(x, background=0.5)
+
+
+# --------------------------------------------------------------------------- transforms
+def test_expand_labels_transform_matches_skimage_on_every_format():
+    from morphaug.transforms import ExpandLabels
+
+    rng = np.random.default_rng(7)
+    index = random_labels(rng, (3, 1, 9, 8), torch.int64, 0.1)
+    index[index < 0] = 0
+    transform = ExpandLabels("label", distance=2, sampling=(1, 2))
+    out = transform({"label": index, "image": torch.rand(3, 1, 9, 8)})
+    assert_parity(out["label"], each_slice(skimage.segmentation.expand_labels, index, distance=2, spacing=(1, 2)),
+                  exact=True, dtype="int64")
+    assert torch.equal(transform(index.float()), out["label"].float())  # MONAI's float labels
+    onehot = torch.nn.functional.one_hot(index[:, 0] % 4, 4).movedim(-1, 1).to(torch.uint8)
+    grown = transform(onehot)
+    assert grown.dtype == torch.uint8 and grown.shape == onehot.shape
+    assert torch.equal(grown.argmax(1, keepdim=True),
+                       expand_labels(onehot.argmax(1, keepdim=True), 2, (1, 2)))
+
+
+@pytest.mark.parametrize("mode", ["thick", "inner", "outer"])
+def test_instance_boundary_transform_matches_skimage(mode):
+    from morphaug.transforms import InstanceBoundary
+
+    rng = np.random.default_rng(8)
+    index = random_labels(rng, (2, 1, 5, 6, 7), torch.int32, 0.7)
+    out = InstanceBoundary("label", output_keys="edge", mode=mode, connectivity=2, background=3)({"label": index})
+    assert out["label"] is index and out["edge"].dtype == torch.int32
+    assert_parity(out["edge"], each_slice(lambda a: skimage.segmentation.find_boundaries(
+        a, connectivity=2, mode=mode, background=3).astype(np.int32), index), exact=True)
+
+
+def test_transform_arguments():
+    from morphaug.transforms import ExpandLabels, InstanceBoundary
+
+    for distance in (-1, math.nan, None):
+        with pytest.raises(ValueError, match="distance"):
+            ExpandLabels("label", distance=distance)
+    with pytest.raises(ValueError, match="sampling"):
+        ExpandLabels("label", sampling=0)
+    with pytest.raises(ValueError, match="mode"):
+        InstanceBoundary("label", mode="subpixel")
+    with pytest.raises(ValueError, match="connectivity"):
+        InstanceBoundary("label", connectivity=0)
+    with pytest.raises(ValueError, match="connectivity=3"):
+        InstanceBoundary("label", connectivity=3)(torch.zeros(1, 1, 4, 4, dtype=torch.int64))
+    with pytest.raises(ValueError, match="whole numbers"):
+        ExpandLabels("label")(torch.full((1, 1, 4, 4), 0.5))

@@ -17,7 +17,9 @@ from conftest import assert_parity, count_reads
 from morphaug import transforms
 from morphaug.transforms import (
     DistanceMap,
+    ExpandLabels,
     FillHoles,
+    InstanceBoundary,
     KeepLargestComponents,
     LabelBoundary,
     RandBoundaryJitter,
@@ -180,6 +182,8 @@ EMPTY_CASES = {
     "RandRemoveComponent": (lambda **kw: RandRemoveComponent("x", prob=1.0, prob_other_class=1.0, **kw), "label"),
     "RandHistogramTransfer": (lambda **kw: RandHistogramTransfer("x", prob=1.0), "image"),
     "RandWassersteinMix": (lambda **kw: RandWassersteinMix({"x": "label", "i": "image"}, prob=1.0, **kw), "label"),
+    "ExpandLabels": (lambda **kw: ExpandLabels("x", distance=2), "label"),
+    "InstanceBoundary": (lambda **kw: InstanceBoundary("x"), "label"),
 }
 EMPTY_SHAPES = [(0, 1, 8, 8), (2, 1, 0, 8), (2, 1, 8, 0), (0, 1, 0, 8), (1, 1, 4, 0, 5), (2, 0, 8, 8),
                 (0, 0, 8, 8), (1, 0, 0, 3, 4)]
@@ -214,6 +218,8 @@ def test_empty_batches_and_degenerate_shapes(name, shape, num_classes):
         expected = (torch.float32, (batch, classes_of(x, num_classes, background=True), *spatial))
     elif name == "LabelBoundary":
         expected = (x.dtype, (batch, classes_of(x, num_classes, background=True), *spatial))
+    elif name == "InstanceBoundary":
+        expected = (x.dtype, (batch, 1, *spatial))
     else:
         expected = (x.dtype, tuple(shape))
     assert type(out) is torch.Tensor and (out.dtype, tuple(out.shape)) == expected
