@@ -61,7 +61,7 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
     """``(labels int64, counts int64 (B, C))``: components of equal ``values`` among the ``inside`` voxels."""
     total = values.numel()
     spatial = values.shape[2:]
-    index_dtype = torch.int32 if total < 2**31 - 1 else torch.int64
+    index_dtype = torch.int32 if total < torch.iinfo(torch.int32).max else torch.int64
     # one offset of each opposite pair (the lexicographically positive one), for neighbours inside a slice
     offsets = (tuple(int(j) for j in p) for p in np.argwhere(structure) - 1)
     half = [step for step in offsets
