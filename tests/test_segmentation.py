@@ -170,3 +170,57 @@ def test_transform_arguments():
         InstanceBoundary("label", connectivity=3)(torch.zeros(1, 1, 4, 4, dtype=torch.int64))
     with pytest.raises(ValueError, match="whole numbers"):
         ExpandLabels("label")(torch.full((1, 1, 4, 4), 0.5))
+
+
+# --------------------------------------------------------------------------- adapters
+def instance_map(batch: int = 3) -> torch.Tensor:
+    rng = np.random.default_rng(9)
+    return torch.from_numpy(np.where(rng.random((batch, 1, 12, 11)) < 0.08, rng.integers(1, 9, (batch, 1, 12, 11)), 0))
+
+
+def test_monai_adapters_in_compose():
+    monai = pytest.importorskip("morphaug.adapters.monai", exc_type=ImportError)
+    from monai.data import MetaTensor
+    from monai.transforms import Compose
+
+    label = instance_map(1)[0].float()
+    pipeline = Compose([monai.ExpandLabelsd("label", distance=2),
+                        monai.InstanceBoundaryd("label", output_keys="edge", mode="inner")])
+    out = pipeline({"label": MetaTensor(label), "name": "a"})
+    grown = skimage.segmentation.expand_labels(label[0].long().numpy(), 2)
+    assert type(out["label"]) is MetaTensor and np.array_equal(out["label"][0].numpy(), grown)
+    assert np.array_equal(out["edge"][0].numpy(), skimage.segmentation.find_boundaries(grown, mode="inner"))
+    assert out["name"] == "a"
+
+
+def test_torchvision_adapters_in_compose():
+    tv = pytest.importorskip("morphaug.adapters.torchvision", exc_type=ImportError)
+    from torchvision import tv_tensors
+    from torchvision.transforms import v2
+
+    mask = tv_tensors.Mask(instance_map(1)[0, 0])
+    image = tv_tensors.Image(torch.rand(3, 12, 11))
+    out = v2.Compose([tv.ExpandLabels(distance=1.5), tv.InstanceBoundary(output_key="edge")])(
+        {"image": image, "mask": mask})
+    grown = skimage.segmentation.expand_labels(mask.numpy(), 1.5)
+    assert type(out["mask"]) is tv_tensors.Mask and np.array_equal(out["mask"].numpy(), grown)
+    assert type(out["edge"]) is tv.DenseTarget
+    assert np.array_equal(out["edge"].numpy(), skimage.segmentation.find_boundaries(grown))
+    assert out["image"] is image
+
+
+def test_kornia_adapters_in_augmentation_sequential():
+    kornia_adapters = pytest.importorskip("morphaug.adapters.kornia", exc_type=ImportError)
+    import kornia.augmentation as K
+
+    mask = instance_map(4).float()
+    image = torch.rand(4, 3, 12, 11)
+    _, grown = K.AugmentationSequential(kornia_adapters.ExpandLabels2D(distance=2), data_keys=["input", "mask"])(
+        image, mask)
+    assert grown.dtype == mask.dtype
+    assert_parity(grown, each_slice(lambda a: skimage.segmentation.expand_labels(a.astype(np.int64), 2), mask),
+                  exact=True)
+    _, edges = K.AugmentationSequential(kornia_adapters.InstanceBoundary2D(mode="outer"), data_keys=["input", "mask"])(
+        image, mask)
+    assert_parity(edges, each_slice(lambda a: skimage.segmentation.find_boundaries(a.astype(np.int64), mode="outer"),
+                                    mask), exact=True)
