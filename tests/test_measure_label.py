@@ -13,9 +13,18 @@ import skimage.measure
 import torch
 from conftest import assert_parity, each_slice
 
+from morphaug.measure import _label as label_module
 from morphaug.measure import label
 
-pytestmark = pytest.mark.usefixtures("backend")
+pytestmark = pytest.mark.usefixtures("backend", "route")
+
+
+@pytest.fixture(params=["layers", "propagation"])
+def route(request, monkeypatch):
+    """Non-bool maps by binary layers (the CPU's route) and by equal-value propagation (other devices')."""
+    if request.param == "propagation":
+        monkeypatch.setattr(label_module, "_LAYERED_VOXELS", 0)
+    return request.param
 
 DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.uint16, torch.int32, torch.uint32,
           torch.int64, torch.uint64]
@@ -76,6 +85,14 @@ def test_empty_full_and_blobs():
     spiral = torch.from_numpy(rng.integers(1, 3, size=(1, 1, 40, 40)))
     check(spiral)
     check(torch.zeros(0, 2, 4, 4, dtype=torch.int64))
+
+
+def test_wide_value_ranges():
+    """Values far apart (the layers then follow the sorted distinct values)."""
+    rng = np.random.default_rng(5)
+    x = torch.from_numpy(rng.choice([0, -(10**15), 7, 2**62, 3], size=(2, 2, 9, 8)))
+    check(x)
+    check(x.view(torch.uint64), connectivity=1)
 
 
 def test_default_returns_labels_only_and_dtypes():

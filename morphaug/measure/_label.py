@@ -113,37 +113,52 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
     return labels.view(values.shape), counts
 
 
-def _layered_components(values: torch.Tensor, inside: torch.Tensor, structure: np.ndarray, present: torch.Tensor):
-    """:func:`_equal_value_components` by binary labelling: one layer per value of ``present`` (the sorted
-    values of the map), each labelled by :func:`morphaug.ndimage.label` (the native kernel where built),
-    then the components of all layers numbered together in the raster order of their first voxel."""
-    batch, channels, *spatial = values.shape
-    layers = (values.unsqueeze(2) == present.view(1, 1, -1, *[1] * len(spatial))) & inside.unsqueeze(2)
+def _layered_components(layer: torch.Tensor, count: int, structure: np.ndarray):
+    """:func:`_equal_value_components` by binary labelling: voxel ``p`` is in layer ``layer[p]`` of
+    ``count`` layers (``count`` outside every layer), one per value; the layers are labelled by
+    :func:`morphaug.ndimage.label` (the native kernel where built), then the components of all layers
+    numbered together in the raster order of their first voxel."""
+    batch, channels, *spatial = layer.shape
     slices = batch * channels
-    labels, counts = _binary_label(layers.view(slices, len(present), *spatial), structure=structure)
-    offsets = (counts.cumsum(1) - counts).view(slices, -1, *[1] * len(spatial))
-    flat_inside = inside.view(slices, -1)
-    ids = (labels + offsets).masked_fill_(labels == 0, 0).sum(1).view(slices, -1)  # one layer holds each voxel
-    index = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
-    first = torch.full((slices, ids.shape[1] + 1), ids.shape[1], dtype=torch.int64, device=ids.device)
+    if count == 0:
+        return torch.zeros(layer.shape, dtype=torch.int64), torch.zeros((batch, channels), dtype=torch.int64)
+    small = layer.to(torch.int16) if count < torch.iinfo(torch.int16).max else layer
+    layers = small.view(slices, 1, *spatial) == torch.arange(count, dtype=small.dtype).view(1, -1, *[1] * len(spatial))
+    labels, counts = _binary_label(layers, structure=structure)
+    flat_layer = layer.view(slices, -1)
+    inside = flat_layer < count
+    own = flat_layer.clamp(max=count - 1)
+    offsets = counts.cumsum(1) - counts  # a number range per layer
+    ids = labels.view(slices, count, -1).gather(1, own.unsqueeze(1)).squeeze(1) + offsets.gather(1, own)
+    ids.masked_fill_(~inside, 0)
+    index = torch.arange(ids.shape[1]).expand_as(ids)
+    first = torch.full((slices, ids.shape[1] + 1), ids.shape[1], dtype=torch.int64)
     first.scatter_reduce_(1, ids, index, "amin")  # each component's first voxel; id 0: the background's
     origin = first.gather(1, ids)
-    ranks = ((origin == index) & flat_inside).cumsum(1)
-    numbered = ranks.gather(1, origin.clamp(max=ids.shape[1] - 1)).masked_fill_(~flat_inside, 0)
-    return numbered.view(values.shape), ranks[:, -1].view(batch, channels)
+    ranks = ((origin == index) & inside).cumsum(1)
+    numbered = ranks.gather(1, origin.clamp(max=ids.shape[1] - 1)).masked_fill_(~inside, 0)
+    return numbered.view(layer.shape), ranks[:, -1].view(batch, channels)
 
 
-def _layers_fit(values: torch.Tensor) -> torch.Tensor | None:
-    """The sorted values of the map when labelling by layers pays: on the CPU (where reading them is
-    free) and at most :data:`_LAYERED_VOXELS` voxels in all layers; else None."""
+def _layers(values: torch.Tensor, inside: torch.Tensor) -> tuple[torch.Tensor, int] | None:
+    """``(layer, count)`` for :func:`_layered_components` where labelling by layers pays: on the CPU
+    (where reading the values is free) and at most :data:`_LAYERED_VOXELS` voxels in all layers;
+    else None. Layers follow the sorted values of the ``inside`` voxels."""
     if values.device.type != "cpu" or torch.compiler.is_compiling():
         return None
-    low, high = (int(v) for v in torch.aminmax(values))  # CPU values: no device read
-    if high - low < values.numel():  # a count per value in the range, cheaper than sorting
-        present = torch.bincount((values - low).flatten(), minlength=high - low + 1).nonzero().flatten() + low
+    held = values[inside]
+    if held.numel() == 0:
+        return torch.zeros(values.shape, dtype=torch.int64), 0
+    low, high = (int(v) for v in torch.aminmax(held))  # CPU values: no device read
+    if high - low < held.numel():  # a count per value in the range, cheaper than sorting
+        rank = torch.bincount(held.long() - low, minlength=high - low + 1).bool().cumsum(0) - 1
+        count = int(rank[-1]) + 1
+        layer = rank[(values.long() - low).clamp(0, high - low)] if count * values.numel() <= _LAYERED_VOXELS else None
     else:
-        present = torch.unique(values)
-    return present if len(present) * values.numel() <= _LAYERED_VOXELS else None
+        present = torch.unique(held)
+        count = len(present)
+        layer = torch.searchsorted(present, values) if count * values.numel() <= _LAYERED_VOXELS else None
+    return None if layer is None else (layer.masked_fill_(~inside, count), count)
 
 
 def where_value(label_image: torch.Tensor, value: int) -> torch.Tensor:
@@ -265,11 +280,11 @@ def label(label_image, background=None, return_num=False, connectivity=None):
         values = label_image if swap is None else label_image.transpose(2 + swap[0], 2 + swap[1])
         inside = ~where_value(values, background)
         values, inside = wrapping(values).contiguous(), inside.contiguous()
-        present = _layers_fit(values)
-        if present is None:
+        layers = _layers(values, inside)
+        if layers is None:
             labels, num = _equal_value_components(values, inside, structure)
         else:
-            labels, num = _layered_components(values, inside, structure, present)
+            labels, num = _layered_components(*layers, structure)
         if swap is not None:
             labels = labels.transpose(2 + swap[0], 2 + swap[1]).contiguous()
     return (labels, num) if return_num else labels
