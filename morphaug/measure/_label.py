@@ -146,19 +146,22 @@ def _layers(values: torch.Tensor, inside: torch.Tensor) -> tuple[torch.Tensor, i
     else None. Layers follow the sorted values of the ``inside`` voxels."""
     if values.device.type != "cpu" or torch.compiler.is_compiling():
         return None
-    held = values[inside]
-    if held.numel() == 0:
+    info = torch.iinfo(values.dtype)
+    low = int(values.masked_fill(~inside, info.max).min())  # CPU values: no device read
+    high = int(values.masked_fill(~inside, info.min).max())
+    if high < low:  # nothing inside
         return torch.zeros(values.shape, dtype=torch.int64), 0
-    low, high = (int(v) for v in torch.aminmax(held))  # CPU values: no device read
-    if high - low < held.numel():  # a count per value in the range, cheaper than sorting
-        rank = torch.bincount(held.long() - low, minlength=high - low + 1).bool().cumsum(0) - 1
-        count = int(rank[-1]) + 1
-        layer = rank[(values.long() - low).clamp(0, high - low)] if count * values.numel() <= _LAYERED_VOXELS else None
-    else:
-        present = torch.unique(held)
-        count = len(present)
-        layer = torch.searchsorted(present, values) if count * values.numel() <= _LAYERED_VOXELS else None
-    return None if layer is None else (layer.masked_fill_(~inside, count), count)
+    if high - low < values.numel():  # a count per value in the range, cheaper than sorting
+        shifted = (values.long() - (low - 1)).masked_fill_(~inside, 0).flatten()  # 0: outside
+        rank = torch.bincount(shifted, minlength=high - low + 2).bool().cumsum(0) - 1
+        rank[0] = count = int(rank[-1]) + 1  # outside: past every layer
+        layer = rank.index_select(0, shifted).view(values.shape) if count * values.numel() <= _LAYERED_VOXELS else None
+        return None if layer is None else (layer, count)
+    present = torch.unique(values[inside])
+    count = len(present)
+    if count * values.numel() > _LAYERED_VOXELS:
+        return None
+    return torch.searchsorted(present, values).masked_fill_(~inside, count), count
 
 
 def where_value(label_image: torch.Tensor, value: int) -> torch.Tensor:
