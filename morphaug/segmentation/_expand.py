@@ -36,6 +36,18 @@ def _spacing(spacing, rank: int) -> tuple[float, ...]:
     return tuple(values)
 
 
+def _largest_square(distance: float) -> float:
+    """The largest integer ``m`` with ``sqrt(m) <= distance`` in float64 (correctly rounded, as NumPy's)."""
+    if distance**2 >= 2.0**62:
+        return math.inf
+    m = int(distance**2)
+    while math.sqrt(m + 1) <= distance:
+        m += 1
+    while m > 0 and math.sqrt(m) > distance:
+        m -= 1
+    return m
+
+
 def expand_labels(label_image, distance=1, spacing=1):
     """Grow the labels of every slice by up to ``distance`` into the background, without overlap.
 
@@ -104,16 +116,19 @@ def expand_labels(label_image, distance=1, spacing=1):
         return label_image.clone()
     indices = distance_transform_edt(label_image == 0, sampling=spacing, return_distances=False,
                                      return_indices=True)
-    # SciPy's distances from its indices, in float64 and in its order: sqrt(sum_k ((i_k - p_k) s_k)^2)
-    squared = None
-    flat = None
+    # SciPy's test from its indices: sqrt(sum_k ((i_k - p_k) s_k)^2) <= distance, in float64 and in its order;
+    # on a unit grid the sum is an integer, compared with the largest integer whose root passes
+    unit = all(s == 1.0 for s in spacing)
+    integer = torch.int32 if sum(n * n for n in spatial) < torch.iinfo(torch.int32).max else torch.int64
+    squared = flat = None
     for k, (n, s) in enumerate(zip(spatial, spacing)):
-        position = torch.arange(n, device=label_image.device).view((n,) + (1,) * (len(spatial) - 1 - k))
-        step = ((indices[k] - position).to(torch.float64) * s).square()
-        squared = step if squared is None else squared + step
-        flat = indices[k].to(torch.int64) if flat is None else flat * n + indices[k]
-    near = squared.sqrt() <= distance
+        position = torch.arange(n, device=label_image.device, dtype=torch.int32)
+        step = indices[k] - position.view((n,) + (1,) * (len(spatial) - 1 - k))
+        step = step.to(integer).square_() if unit else (step.to(torch.float64) * s).square_()
+        squared = step if squared is None else squared.add_(step)
+        flat = indices[k].to(torch.int64) if flat is None else flat.mul_(n).add_(indices[k])
+    near = squared <= _largest_square(distance) if unit else squared.sqrt_() <= distance
     # no labelled voxel in a slice: SciPy points at (-1, 0, ...), whose label is 0 anyway
     source = wrapping(label_image).reshape(*label_image.shape[:2], -1)
-    nearest = source.gather(2, flat.clamp(min=0).view(source.shape)).view(label_image.shape)
-    return from_wrapping(nearest.masked_fill(~near, 0), label_image.dtype)
+    nearest = source.gather(2, flat.clamp_(min=0).view(source.shape)).view(label_image.shape)
+    return from_wrapping(nearest.masked_fill_(~near, 0), label_image.dtype)
