@@ -103,7 +103,7 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
         previous, pointers = pointers, round_(pointers)
         if _sync.host_read((previous == pointers).all().view(1), "binary fixpoint")[0]:
             break
-    del previous, linked
+    del previous
 
     flat = inside.flatten()
     roots = flat & (pointers == index.flatten())
