@@ -102,6 +102,14 @@ def test_default_returns_labels_only_and_dtypes():
     assert label(x != 0).dtype == torch.int32  # skimage's bool path: scipy's int32
 
 
+def test_compiles_without_a_graph_break():
+    x = random_map(np.random.default_rng(6), (2, 1, 7, 8), 3, torch.int16, 0.7)
+    call = torch.compile(lambda x: label(x, background=1, return_num=True, connectivity=1), fullgraph=True,
+                         backend="eager")
+    assert_parity(call(x), label(x, background=1, return_num=True, connectivity=1), exact=True, dtype="expected")
+    assert torch.equal(torch.compile(label, fullgraph=True, backend="eager")(x != 0), label(x != 0))
+
+
 def test_bad_arguments():
     x = torch.zeros(1, 1, 4, 4, dtype=torch.int64)
     with pytest.raises(TypeError, match="label_image"):

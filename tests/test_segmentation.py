@@ -224,3 +224,12 @@ def test_kornia_adapters_in_augmentation_sequential():
         image, mask)
     assert_parity(edges, each_slice(lambda a: skimage.segmentation.find_boundaries(a.astype(np.int64), mode="outer"),
                                     mask), exact=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_compile_without_a_graph_break(mode):
+    x = random_labels(np.random.default_rng(11), (2, 1, 7, 6), torch.int64, 0.4)
+    expand = torch.compile(lambda x: expand_labels(x, 1.5, (1, 2)), fullgraph=True, backend="eager")
+    assert torch.equal(expand(x), expand_labels(x, 1.5, (1, 2)))
+    boundaries = torch.compile(lambda x: find_boundaries(x, 2, mode), fullgraph=True, backend="eager")
+    assert torch.equal(boundaries(x), find_boundaries(x, 2, mode))

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from .. import _sync
+from .._opaque import Results, opaque_under_compile
 from .._checks import check_host_int, check_label_image
 from ..ndimage import generate_binary_structure
 from ..ndimage import label as _binary_label
@@ -186,6 +187,14 @@ def _raster_swap(spatial) -> tuple[int, int] | None:
     return swaps[-1] if swaps else None
 
 
+def _returned(kw):
+    x = kw["label_image"]
+    labels = (tuple(x.shape), torch.int32 if x.dtype == torch.bool else torch.int64)
+    return [labels, (tuple(x.shape[:2]), torch.int64)] if kw.get("return_num") else [labels]
+
+
+@opaque_under_compile(Results(("label_image",), _returned, lambda kw, tensors: tuple(tensors) if kw.get("return_num")
+                              else tensors[0]))
 def label(label_image, background=None, return_num=False, connectivity=None):
     """Label the connected regions of equal value of every slice.
 
