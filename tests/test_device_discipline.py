@@ -470,7 +470,7 @@ TRANSFORMS = [
     case("transforms.ExpandLabels", transforms.ExpandLabels("label", distance=2, sampling=(1.0, 2.0)), DATA2,
          native={"edt"}),
     case("transforms.InstanceBoundary", transforms.InstanceBoundary("label", "edge", mode="outer"), DATA3,
-         native={"grey_box", "grey_footprint"}),
+         native={"grey_box"}),
 ]
 
 #: scikit-image's modules: multi-value maps label by propagation off the CPU; bool maps by ndimage.label
@@ -515,8 +515,8 @@ if monai_adapters is not None:
              reads={"binary fixpoint"}, native={"label"}, native_reads=()),
         case("adapters.monai.ExpandLabelsd", monai_adapters.ExpandLabelsd("label", batched=True), DATA2,
              native={"edt"}),
-        case("adapters.monai.InstanceBoundaryd", monai_adapters.InstanceBoundaryd("label", batched=True), DATA3,
-             native={"grey_footprint"}),
+        case("adapters.monai.InstanceBoundaryd", monai_adapters.InstanceBoundaryd("label", mode="outer", batched=True),
+             DATA3, native={"grey_box"}),
         case("adapters.monai.RandHistogramTransferd", monai_adapters.RandHistogramTransferd("image", prob=1.0), DATA2,
              reads=OT_READS),
         case("adapters.monai.RandWassersteinMixd",

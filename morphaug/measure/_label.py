@@ -38,7 +38,7 @@ from ..ndimage import generate_binary_structure
 from ..ndimage import label as _binary_label
 from ..ndimage._unsigned import wrapping
 
-__all__ = ["label", "where_value"]
+__all__ = ["label", "overlap", "where_value"]
 
 #: Rounds between two host reads: the first chunk, then each further one.
 _ROUND_CHUNKS = (4, 2)
@@ -48,7 +48,7 @@ _JUMPS = 4
 _LAYERED_VOXELS = 2**27
 
 
-def _overlap(tensor: torch.Tensor, step, side: int) -> torch.Tensor:
+def overlap(tensor: torch.Tensor, step, side: int) -> torch.Tensor:
     """The part of ``tensor (B, C, *S)`` whose voxels ``p`` (``side=0``) or ``p + step`` (``side=1``)
     both lie inside the slice."""
     for dim, j in enumerate(step, start=2):
@@ -68,8 +68,8 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
     half = [step for step in offsets
             if step > (0,) * len(spatial) and all(j == 0 or n > 1 for j, n in zip(step, spatial))]
     # linked[k]: the voxels p (over the overlap) equal to p + half[k], both inside
-    linked = [_overlap(inside, step, 0) & _overlap(inside, step, 1)
-              & (_overlap(values, step, 0) == _overlap(values, step, 1)) for step in half]
+    linked = [overlap(inside, step, 0) & overlap(inside, step, 1)
+              & (overlap(values, step, 0) == overlap(values, step, 1)) for step in half]
 
     index = torch.arange(total, dtype=index_dtype, device=values.device).view(values.shape)
     run_start = inside.clone()
@@ -84,8 +84,8 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
         low = pointers.clone()
         for step, link in zip(half, linked):
             for side, other in ((0, 1), (1, 0)):  # p takes p + step's pointer, and p + step takes p's
-                target = _overlap(low, step, side)
-                offer = _overlap(pointers, step, other).masked_fill(~link, total)
+                target = overlap(low, step, side)
+                offer = overlap(pointers, step, other).masked_fill(~link, total)
                 torch.minimum(target, offer, out=target)
         return low.flatten()
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import torch
 
 from .._checks import check_host_int, check_label_image
-from ..measure._label import where_value
+from ..measure._label import overlap, where_value
 from ..ndimage import generate_binary_structure, grey_dilation, grey_erosion
 from ..ndimage._unsigned import SIGNED, from_wrapping, ordered, ordered_value, wrapping
 
@@ -45,6 +46,35 @@ def _grey(op, x: torch.Tensor, connectivity: int) -> torch.Tensor:
 def _differs(x: torch.Tensor, other: torch.Tensor, connectivity: int) -> torch.Tensor:
     """skimage's ``dilation(x) != erosion(other)`` by the connectivity's element."""
     return _grey(grey_dilation, x, connectivity) != _grey(grey_erosion, other, connectivity)
+
+
+def _exact_in_float64(x: torch.Tensor) -> bool:
+    """Whether SciPy's grey filters keep ``x``'s values (up to ``2**53`` in magnitude) where knowing it
+    is free: not 64-bit integers, or 64-bit ones on the CPU (read there), outside ``torch.compile``."""
+    if x.dtype not in (torch.int64, torch.uint64):
+        return True
+    if x.device.type != "cpu" or torch.compiler.is_compiling() or x.numel() == 0:
+        return x.numel() == 0
+    low, high = (int(v) for v in torch.aminmax(x.view(torch.int64)))  # uint64: beyond 2**63 reads negative
+    return (0 if x.dtype == torch.uint64 else -(2**53)) <= low and high <= 2**53
+
+
+def _thick(x: torch.Tensor, connectivity: int) -> torch.Tensor:
+    """skimage's ``dilation(x) != erosion(x)``: where a neighbour holds another value. The neighbourhood
+    holds the voxel itself, and SciPy's ``reflect`` border only repeats voxels of it, so one comparison
+    per pair of neighbours inside the slice gives it, where SciPy's float64 keeps the values (else
+    SciPy's rounding and overflow are not monotone: then as skimage runs it)."""
+    if not _exact_in_float64(x):
+        return _differs(x, x, connectivity)
+    rank = x.ndim - 2
+    out = torch.zeros(x.shape, dtype=torch.bool, device=x.device)
+    structure = generate_binary_structure(rank, connectivity).numpy()
+    for step in (tuple(int(j) for j in p) for p in np.argwhere(structure) - 1):
+        if step > (0,) * rank and all(j == 0 or n > 1 for j, n in zip(step, x.shape[2:])):
+            differ = overlap(x, step, 0) != overlap(x, step, 1)
+            overlap(out, step, 0).logical_or_(differ)
+            overlap(out, step, 1).logical_or_(differ)
+    return out
 
 
 def _subpixel(x: torch.Tensor) -> torch.Tensor:
@@ -153,7 +183,7 @@ def find_boundaries(label_img, connectivity=1, mode="thick", background=0):
         return _subpixel(label_img)
     if label_img.numel() == 0:
         return torch.zeros(label_img.shape, dtype=torch.bool, device=label_img.device)
-    boundaries = _differs(label_img, label_img, connectivity)
+    boundaries = _thick(label_img, connectivity)
     if mode == "inner":
         boundaries &= ~where_value(label_img, background)
     elif mode == "outer":
