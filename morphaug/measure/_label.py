@@ -3,9 +3,16 @@
 :func:`label` labels every value of a label map at once: two neighbours
 (``connectivity``) are connected when they hold the same value and are not
 background. A bool map is one binary problem and goes to
-:func:`morphaug.ndimage.label` (the native kernel where it is built). Other
-maps run :func:`_equal_value_components`, min-label propagation on the
-torch backend (any device) restricted to equal neighbours:
+:func:`morphaug.ndimage.label` (the native kernel where it is built).
+
+Other maps on the CPU, where reading the values is free, run
+:func:`_layered_components` while values x voxels stays under
+:data:`_LAYERED_VOXELS`: one binary layer per value present, all labelled in
+one :func:`morphaug.ndimage.label` call (native), each voxel's component
+taken from its own layer, then all components numbered together by their
+first voxel (one ``scatter_reduce``). Elsewhere (accelerators, many values,
+``torch.compile``) they run :func:`_equal_value_components`, min-label
+propagation on the torch backend restricted to equal neighbours:
 
 * every voxel holds a parent pointer, a voxel of its component (global flat
   index, so slices never mix) no larger than its own; background voxels
@@ -32,8 +39,8 @@ import numpy as np
 import torch
 
 from .. import _sync
-from .._opaque import Results, opaque_under_compile
 from .._checks import check_host_int, check_label_image
+from .._opaque import Results, opaque_under_compile
 from ..ndimage import generate_binary_structure
 from ..ndimage import label as _binary_label
 from ..ndimage._unsigned import wrapping
@@ -251,10 +258,13 @@ def label(label_image, background=None, return_num=False, connectivity=None):
     numbered in raster order.
 
     Cost: a bool map takes :func:`morphaug.ndimage.label` (native kernels
-    where built); other maps take min-label propagation over equal
-    neighbours on the torch backend, a few rounds (about logarithmic in a
-    region's size) of one masked minimum per neighbour offset, with one host
-    read per chunk of rounds.
+    where built). Other maps on the CPU: one binary layer per value present
+    (values x voxels up to ``2**27``), labelled together by
+    :func:`morphaug.ndimage.label`, so the time grows with the number of
+    values. Otherwise (accelerators, more values): min-label propagation
+    over equal neighbours on the torch backend, a few rounds (about
+    logarithmic in a region's size) of one masked minimum per neighbour
+    offset, with one host read per chunk of rounds.
 
     See Also
     --------
