@@ -336,6 +336,8 @@ def replay_cases():
     }
     yield "KeepLargestComponents", KeepLargestComponents("x", num_components=2), labels, {}
     yield "RemoveSmallComponents", RemoveSmallComponents("x", min_size=5), labels, {}
+    yield "ExpandLabels", ExpandLabels("x", distance=2), labels, {}
+    yield "InstanceBoundary", InstanceBoundary("x", mode="inner"), labels, {}
     yield "RandRemoveComponent", RandRemoveComponent("x", prob=1.0, prob_other_class=0.5), labels, {
         "component": (lambda p: p.fill_(2.0), ValueError, r"params\['component'\] .* 0\.0 \.\. 1\.0"),
         "other": (lambda p: p.fill_(9), ValueError, r"params\['other'\] must hold column indices below 2"),
@@ -380,7 +382,8 @@ def test_replay_needs_every_drawn_key_and_no_other(name):
 
 @pytest.mark.parametrize("name", [name for name in REPLAY if name not in ("DistanceMap", "FillHoles",
                                                                            "KeepLargestComponents",
-                                                                           "RemoveSmallComponents")])
+                                                                           "RemoveSmallComponents", "ExpandLabels",
+                                                                           "InstanceBoundary")])
 def test_replay_checks_batch_size_and_device(name):
     transform, data, _, params = drawn(name)
     owner = type(transform).__name__

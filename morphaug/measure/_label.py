@@ -200,8 +200,18 @@ def _returned(kw):
     return [labels, (tuple(x.shape[:2]), torch.int64)] if kw.get("return_num") else [labels]
 
 
+def _op_name(name: str):
+    """Name the function ``name`` while it is decorated: the compiled op is ``morphaug_opaque::<name>``,
+    and ``morphaug.ndimage.label`` holds ``label``."""
+    def rename(function):
+        function.__name__ = name
+        return function
+    return rename
+
+
 @opaque_under_compile(Results(("label_image",), _returned, lambda kw, tensors: tuple(tensors) if kw.get("return_num")
                               else tensors[0]))
+@_op_name("measure_label")
 def label(label_image, background=None, return_num=False, connectivity=None):
     """Label the connected regions of equal value of every slice.
 
@@ -310,3 +320,6 @@ def label(label_image, background=None, return_num=False, connectivity=None):
         if swap is not None:
             labels = labels.transpose(2 + swap[0], 2 + swap[1]).contiguous()
     return (labels, num) if return_num else labels
+
+
+label.__name__ = "label"  # its public name again, once its op is named
