@@ -14,7 +14,7 @@ import numbers
 import operator
 from collections.abc import Mapping
 
-__all__ = ["MODES", "is_int", "check_int", "check_mode", "check_probability"]
+__all__ = ["MODES", "is_int", "check_int", "check_mode", "check_probability", "check_label_image"]
 
 #: SciPy border modes and the canonical name each one maps to for filters.
 MODES = {
@@ -75,3 +75,21 @@ def check_host_int(value, name: str, minimum: int | None = None) -> int:
     if isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be an int, got a tensor {value!r}")
     return check_int(value, name, minimum)
+
+
+def check_label_image(value, name: str):
+    """``value`` as a ``(B, C, *spatial)`` tensor of labels: bool or any integer dtype (TypeError naming
+    ``name`` for anything else, floats included: a label is a whole number), one spatial axis or more."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (B, C, *spatial), got {type(value).__name__}")
+    if value.is_floating_point() or value.is_complex():
+        raise TypeError(f"{name} must hold integer or bool labels, got dtype {value.dtype} "
+                        f"(round and cast float labels first, e.g. {name}.round().long())")
+    if value.layout != torch.strided:
+        raise TypeError(f"{name} must be a dense (strided) tensor, got layout {value.layout}")
+    if value.ndim < 3:
+        raise ValueError(f"{name} must have shape (B, C, *spatial) with at least one spatial axis, "
+                         f"got shape {tuple(value.shape)}")
+    return value

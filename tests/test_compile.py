@@ -131,6 +131,8 @@ TRANSFORMS = {
     "DistanceMap taxicab": (lambda: transforms.DistanceMap("label", num_classes=3, metric="taxicab"), LABELS),
     "LabelBoundary": (lambda: transforms.LabelBoundary("label", num_classes=3), LABELS),
     "FillHoles": (lambda: transforms.FillHoles("label", num_classes=3), LABELS),
+    "ExpandLabels": (lambda: transforms.ExpandLabels("label", distance=2), LABELS),
+    "InstanceBoundary": (lambda: transforms.InstanceBoundary("label", mode="outer", connectivity=2), LABELS),
     "RandBoundaryJitter": (lambda: transforms.RandBoundaryJitter("label", num_classes=3, prob=1.0), LABELS),
     "KeepLargestComponents": (lambda: transforms.KeepLargestComponents("label", num_classes=3), LABELS),
     "KeepLargestComponents union": (

@@ -60,7 +60,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
-from morphaug import _ops, _sync, footprints, ndimage, ot, transforms
+from morphaug import _ops, _sync, footprints, measure, ndimage, ot, segmentation, transforms
 
 
 def _optional(name: str):
@@ -484,6 +484,21 @@ TRANSFORMS = [
          DATA2, reads={"ot arguments", "ot convergence"}),
     case("transforms.RandWassersteinMix", transforms.RandWassersteinMix("image", "label", prob=1.0), DATA2,
          reads={"label classes", "ot arguments", "ot convergence"}),
+    case("transforms.ExpandLabels", transforms.ExpandLabels("label", distance=2, sampling=(1.0, 2.0)), DATA2,
+         native={"edt"}),
+    case("transforms.InstanceBoundary", transforms.InstanceBoundary("label", "edge", mode="outer"), DATA3,
+         native={"grey_box"}),
+]
+
+#: scikit-image's modules: multi-value maps label by propagation off the CPU; bool maps by ndimage.label
+SKIMAGE = [
+    case("measure.label", measure.label, On(LABEL3), reads={"binary fixpoint"}),
+    case("measure.label", measure.label, On(X3), connectivity=1, return_num=True, reads={"binary fixpoint"},
+         native={"label"}, native_reads=()),
+    case("segmentation.expand_labels", segmentation.expand_labels, On(LABEL2), 2, native={"edt"}),
+    case("segmentation.find_boundaries", segmentation.find_boundaries, On(LABEL3.long()), 3, "outer",
+         native={"grey_box"}),
+    case("segmentation.find_boundaries", segmentation.find_boundaries, On(LABEL2), mode="subpixel"),
 ]
 
 MONAI = []
@@ -515,6 +530,10 @@ if monai_adapters is not None:
         case("adapters.monai.RandRemoveComponentd",
              monai_adapters.RandRemoveComponentd("label", prob=1.0, num_classes=3, batched=True), DATA2,
              reads={"binary fixpoint"}, native={"label"}, native_reads=()),
+        case("adapters.monai.ExpandLabelsd", monai_adapters.ExpandLabelsd("label", batched=True), DATA2,
+             native={"edt"}),
+        case("adapters.monai.InstanceBoundaryd", monai_adapters.InstanceBoundaryd("label", mode="outer", batched=True),
+             DATA3, native={"grey_box"}),
         case("adapters.monai.RandHistogramTransferd", monai_adapters.RandHistogramTransferd("image", prob=1.0), DATA2,
              reads=OT_READS),
         case("adapters.monai.RandWassersteinMixd",
@@ -546,6 +565,9 @@ if tv_adapters is not None:
              reads={"binary fixpoint"}),
         case("adapters.torchvision.RandRemoveComponent", tv_adapters.RandRemoveComponent(num_classes=3, p=1.0), TV_DATA,
              reads={"binary fixpoint"}),
+        case("adapters.torchvision.ExpandLabels", tv_adapters.ExpandLabels(distance=3), TV_DATA, native={"edt"}),
+        case("adapters.torchvision.InstanceBoundary", tv_adapters.InstanceBoundary(mode="inner"), TV_DATA,
+             native={"grey_footprint"}),
         case("adapters.torchvision.RandHistogramTransfer", tv_adapters.RandHistogramTransfer(p=1.0), TV_DATA,
              reads=OT_READS),
         case("adapters.torchvision.RandWassersteinMix", tv_adapters.RandWassersteinMix(num_classes=3, p=1.0), TV_DATA,
@@ -567,6 +589,8 @@ KORNIA_CORES = {
     "RandRemoveComponent": ({"num_classes": 3, "p": 1.0}, {"reads": {"binary fixpoint"}, "native": {"label"},
                                                           "native_reads": ()}),
     "RandHistogramTransfer": ({"p": 1.0}, {"reads": OT_READS}),
+    "ExpandLabels": ({"distance": 2}, {"native": {"edt"}}),
+    "InstanceBoundary": ({}, {"native": {"grey_footprint"}}),
     "RandWassersteinMix": ({"num_classes": 3, "p": 1.0}, {"reads": {"ot arguments", "ot convergence"}}),
 }
 KORNIA = []
@@ -578,11 +602,12 @@ if kornia_adapters is not None:
         for dim, image, label in ((2, IMAGE2, LABEL2), (3, IMAGE3, LABEL3))
     ]
 
-CASES = NDIMAGE + FOOTPRINTS + OT + TRANSFORMS + MONAI + TORCHVISION + KORNIA
+CASES = NDIMAGE + FOOTPRINTS + OT + TRANSFORMS + SKIMAGE + MONAI + TORCHVISION + KORNIA
 
 ADAPTERS = {"adapters.monai": monai_adapters, "adapters.torchvision": tv_adapters,
             "adapters.kornia": kornia_adapters}
-MODULES = {"ndimage": ndimage, "footprints": footprints, "ot": ot, "transforms": transforms,
+MODULES = {"ndimage": ndimage, "footprints": footprints, "ot": ot, "transforms": transforms, "measure": measure,
+           "segmentation": segmentation,
            **{name: module for name, module in ADAPTERS.items() if module is not None}}
 
 

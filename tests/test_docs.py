@@ -75,7 +75,7 @@ def test_modules_with_examples_are_found():
 # ---------------------------------------------------------------------------------------------
 # the API reference
 
-PUBLIC_MODULES = ["morphaug", "morphaug.ndimage", "morphaug.footprints", "morphaug.transforms", "morphaug.metrics",
+PUBLIC_MODULES = ["morphaug", "morphaug.ndimage", "morphaug.measure", "morphaug.segmentation", "morphaug.footprints", "morphaug.transforms", "morphaug.metrics",
                   "morphaug.losses", "morphaug.ot", "morphaug.adapters.monai", "morphaug.adapters.torchvision",
                   "morphaug.adapters.kornia"]
 

@@ -17,7 +17,9 @@ from conftest import assert_parity, count_reads
 from morphaug import transforms
 from morphaug.transforms import (
     DistanceMap,
+    ExpandLabels,
     FillHoles,
+    InstanceBoundary,
     KeepLargestComponents,
     LabelBoundary,
     RandBoundaryJitter,
@@ -180,6 +182,8 @@ EMPTY_CASES = {
     "RandRemoveComponent": (lambda **kw: RandRemoveComponent("x", prob=1.0, prob_other_class=1.0, **kw), "label"),
     "RandHistogramTransfer": (lambda **kw: RandHistogramTransfer("x", prob=1.0), "image"),
     "RandWassersteinMix": (lambda **kw: RandWassersteinMix({"x": "label", "i": "image"}, prob=1.0, **kw), "label"),
+    "ExpandLabels": (lambda **kw: ExpandLabels("x", distance=2), "label"),
+    "InstanceBoundary": (lambda **kw: InstanceBoundary("x"), "label"),
 }
 EMPTY_SHAPES = [(0, 1, 8, 8), (2, 1, 0, 8), (2, 1, 8, 0), (0, 1, 0, 8), (1, 1, 4, 0, 5), (2, 0, 8, 8),
                 (0, 0, 8, 8), (1, 0, 0, 3, 4)]
@@ -214,6 +218,8 @@ def test_empty_batches_and_degenerate_shapes(name, shape, num_classes):
         expected = (torch.float32, (batch, classes_of(x, num_classes, background=True), *spatial))
     elif name == "LabelBoundary":
         expected = (x.dtype, (batch, classes_of(x, num_classes, background=True), *spatial))
+    elif name == "InstanceBoundary":
+        expected = (x.dtype, (batch, 1, *spatial))
     else:
         expected = (x.dtype, tuple(shape))
     assert type(out) is torch.Tensor and (out.dtype, tuple(out.shape)) == expected
@@ -330,6 +336,8 @@ def replay_cases():
     }
     yield "KeepLargestComponents", KeepLargestComponents("x", num_components=2), labels, {}
     yield "RemoveSmallComponents", RemoveSmallComponents("x", min_size=5), labels, {}
+    yield "ExpandLabels", ExpandLabels("x", distance=2), labels, {}
+    yield "InstanceBoundary", InstanceBoundary("x", mode="inner"), labels, {}
     yield "RandRemoveComponent", RandRemoveComponent("x", prob=1.0, prob_other_class=0.5), labels, {
         "component": (lambda p: p.fill_(2.0), ValueError, r"params\['component'\] .* 0\.0 \.\. 1\.0"),
         "other": (lambda p: p.fill_(9), ValueError, r"params\['other'\] must hold column indices below 2"),
@@ -374,7 +382,8 @@ def test_replay_needs_every_drawn_key_and_no_other(name):
 
 @pytest.mark.parametrize("name", [name for name in REPLAY if name not in ("DistanceMap", "FillHoles",
                                                                            "KeepLargestComponents",
-                                                                           "RemoveSmallComponents")])
+                                                                           "RemoveSmallComponents", "ExpandLabels",
+                                                                           "InstanceBoundary")])
 def test_replay_checks_batch_size_and_device(name):
     transform, data, _, params = drawn(name)
     owner = type(transform).__name__

@@ -80,7 +80,7 @@ from ._common import Adapted, check_flag
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",
                                          "FillHoles", "RandBoundaryJitter", "KeepLargestComponents",
                                          "RemoveSmallComponents", "RandRemoveComponent", "RandHistogramTransfer",
-                                         "RandWassersteinMix") for dim in (2, 3)]
+                                         "RandWassersteinMix", "ExpandLabels", "InstanceBoundary") for dim in (2, 3)]
 
 _KORNIA_PARAMS = ("batch_prob", "forward_input_shape")
 
@@ -225,6 +225,11 @@ RandRemoveComponent2D, RandRemoveComponent3D = _pair(
     "RandRemoveComponent", _core.RandRemoveComponent, "removes a random component of each class of masks.")
 LabelBoundary2D, LabelBoundary3D = _pair(
     "LabelBoundary", _core.LabelBoundary, "each mask becomes its ``(B, K', ...)`` boundary maps.", gate=False)
+ExpandLabels2D, ExpandLabels3D = _pair(
+    "ExpandLabels", _core.ExpandLabels, "grows the labels of masks without overlap.", adapter=_Blended)
+InstanceBoundary2D, InstanceBoundary3D = _pair(
+    "InstanceBoundary", _core.InstanceBoundary, "each mask becomes its ``(B, 1, ...)`` instance-boundary map.",
+    gate=False)
 DistanceMap2D, DistanceMap3D = _pair(
     "DistanceMap", _core.DistanceMap, "each mask becomes its ``(B, K', ...)`` float32 distance maps.",
     gate=False, float_maps=True)

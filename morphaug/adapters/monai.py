@@ -77,7 +77,7 @@ from .monai_metrics import HausdorffDistanceMetric, SurfaceDiceMetric, SurfaceDi
 
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
            "RandBoundaryJitterd", "KeepLargestComponentsd", "RemoveSmallComponentsd", "RandRemoveComponentd",
-           "RandHistogramTransferd", "RandWassersteinMixd",
+           "RandHistogramTransferd", "RandWassersteinMixd", "ExpandLabelsd", "InstanceBoundaryd",
            "HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric"]
 
 
@@ -271,6 +271,34 @@ class FillHolesd(_Mapd):
     """
 
     core_class = _core.FillHoles
+
+
+class ExpandLabelsd(_Mapd):
+    """MONAI version of :class:`morphaug.transforms.ExpandLabels` (deterministic; see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import ExpandLabelsd
+        >>> label = torch.tensor([[[0.0, 1, 0, 0, 0, 0, 2]]])
+        >>> ExpandLabelsd("label", distance=1)({"label": label})["label"][0, 0].tolist()
+        [1.0, 1.0, 1.0, 0.0, 0.0, 2.0, 2.0]
+    """
+
+    core_class = _core.ExpandLabels
+
+
+class InstanceBoundaryd(_Mapd):
+    """MONAI version of :class:`morphaug.transforms.InstanceBoundary` (deterministic; see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import InstanceBoundaryd
+        >>> label = torch.tensor([[[1.0, 1, 2, 2], [1, 1, 2, 2]]])
+        >>> InstanceBoundaryd("label", output_keys="edge")({"label": label})["edge"][0].tolist()
+        [[0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]]
+    """
+
+    core_class = _core.InstanceBoundary
 
 
 def _meta_spacing(owner: str, key, x) -> tuple[float, ...] | None:

@@ -78,7 +78,7 @@ from ._common import Adapted
 
 __all__ = ["DenseTarget", "RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
            "RandBoundaryJitter", "KeepLargestComponents", "RemoveSmallComponents", "RandRemoveComponent",
-           "RandHistogramTransfer", "RandWassersteinMix"]
+           "RandHistogramTransfer", "RandWassersteinMix", "ExpandLabels", "InstanceBoundary"]
 
 
 class DenseTarget(tv_tensors.TVTensor):
@@ -370,6 +370,37 @@ class LabelBoundary(_TargetTransform):
     """
 
     core_class = _core.LabelBoundary
+
+
+class ExpandLabels(_Transform):
+    """v2 version of :class:`morphaug.transforms.ExpandLabels` on Masks (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import ExpandLabels
+        >>> mask = tv_tensors.Mask(torch.tensor([[0, 1, 0, 0, 0, 0, 2]]))
+        >>> ExpandLabels(distance=1)(mask).tolist()
+        [[1, 1, 1, 0, 0, 2, 2]]
+    """
+
+    core_class = _core.ExpandLabels
+
+
+class InstanceBoundary(_TargetTransform):
+    """v2 version of :class:`morphaug.transforms.InstanceBoundary`: each Mask becomes its boundary map, a
+    :class:`DenseTarget` (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import InstanceBoundary
+        >>> mask = tv_tensors.Mask(torch.tensor([[1, 1, 2, 2], [1, 1, 2, 2]]))
+        >>> InstanceBoundary()(mask).tolist()
+        [[0, 1, 1, 0], [0, 1, 1, 0]]
+    """
+
+    core_class = _core.InstanceBoundary
 
 
 class _PairedTransform(_Transform):

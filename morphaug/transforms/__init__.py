@@ -52,6 +52,7 @@ Empty inputs
 
 from ._base import BatchTransform
 from ._components import KeepLargestComponents, RandRemoveComponent, RemoveSmallComponents
+from ._instances import ExpandLabels, InstanceBoundary
 from ._morphology import FillHoles, RandGreyMorphology, RandLabelMorphology
 from ._ot import RandHistogramTransfer, RandWassersteinMix
 from ._targets import DistanceMap, LabelBoundary, RandBoundaryJitter
@@ -69,4 +70,6 @@ __all__ = [
     "RandRemoveComponent",
     "RandHistogramTransfer",
     "RandWassersteinMix",
+    "ExpandLabels",
+    "InstanceBoundary",
 ]

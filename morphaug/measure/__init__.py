@@ -1,0 +1,15 @@
+"""scikit-image's ``skimage.measure`` on batched tensors.
+
+Every function has scikit-image's name, arguments, defaults and semantics
+(scikit-image 0.26), applied to each ``(b, c)`` slice of an input of shape
+``(B, C, *spatial)``, on the input's device, as :mod:`morphaug.ndimage`
+does for ``scipy.ndimage``: a pipeline ports with a change of import.
+Counts that scikit-image returns as ints come back as ``(B, C)`` tensors
+(nothing is read back from the device).
+"""
+
+from ._label import label
+
+__all__ = [
+    "label",
+]
