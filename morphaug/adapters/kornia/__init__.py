@@ -73,9 +73,9 @@ try:
 except ImportError as error:  # pragma: no cover - exercised without Kornia
     raise ImportError("morphaug.adapters.kornia needs Kornia: pip install kornia") from error
 
-from .. import transforms as _core
-from .._checks import check_probability
-from ._common import Adapted, check_flag
+from ... import transforms as _core
+from ..._checks import check_probability
+from .._common import Adapted, check_flag
 
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",
                                          "FillHoles", "RandBoundaryJitter", "KeepLargestComponents",
