@@ -179,38 +179,103 @@ def _window_positions(call: _Call):
 
 def _routed(grad, x, structure, out, call: _Call, needs):
     """The gradients of ``out`` for ``grad``: each output's to the first cell (Kornia's order) that
-    attains it, through the pixel it reads (and its pad) and the element cell it adds."""
+    attains it, through the pixel it reads (and its pad) and the element cell it adds.
+
+    A cell outside the kernel is a candidate at the identity: it takes the outputs equal to the
+    identity that no earlier cell took, and passes no gradient, as in Kornia. A kernel on the CPU
+    is read on the host, so such cells cost one comparison; the NaN test (a NaN is the maximum
+    and the minimum in Kornia) is skipped on the CPU where the result has no NaN.
+    """
     with torch.enable_grad():
         leaf = x.detach().requires_grad_()
         padded = _padded(leaf, call)
     values = padded.detach()
-    routed = torch.zeros_like(values, dtype=grad.dtype)
-    element = torch.zeros(call.shape, dtype=grad.dtype, device=grad.device) if needs[1] else None
-    taken = torch.zeros(out.shape, dtype=torch.bool, device=out.device)
-    sign = 1.0 if call.dilate else -1.0
-    mask = call.included.to(out.device)
-    spatial = out.shape[2:]
-    for window in _window_positions(call):
-        cell = tuple(k - 1 - w for k, w in zip(call.shape, window)) if call.dilate else window
-        view = (..., *(slice(w, w + n) for w, n in zip(window, spatial)))
-        candidate = values[view]
-        if structure is not None:
-            candidate = candidate + sign * structure[cell]
-        included = mask[cell]
-        candidate = torch.where(included, candidate, call.identity)
-        hit = ((candidate == out) | candidate.isnan()) & ~taken
-        taken |= hit
-        keep = hit & included
-        if call.raster_ties:  # the convolution engine masks infinite and NaN pixels back in: no gradient
-            keep &= values[view].isfinite()
-        share = torch.where(keep, grad, 0)
-        routed[view] += share
-        if element is not None:
-            element[cell] = sign * share.sum()
+    on_host = call.included.device.type == "cpu"
+    nan = not on_host or out.device.type != "cpu" or bool(out.isnan().any())
+    if structure is None and on_host and bool(call.included.all()):
+        routed = _box_routed(grad, values, out, call, nan)
+        element = None
+    else:
+        routed, element = _cells_routed(grad, values, structure, out, call, needs, nan)
     grad_x = None
     if needs[0]:
         (grad_x,) = torch.autograd.grad(padded, leaf, routed, create_graph=torch.is_grad_enabled())
     return grad_x, element
+
+
+def _box_routed(grad, values, out, call: _Call, nan: bool) -> torch.Tensor:
+    """:func:`_routed` for a full flat kernel, one axis at a time: the window's extreme is the extreme
+    of 1-D extremes, reduced in the order of Kornia's tie rule (first axis first for ``unfold``, last
+    first for ``convolution``), and each output's gradient goes back through the 1-D passes, last
+    first, each time to the first cell that attains it: the same cell as in :func:`_cells_routed`,
+    in ``sum(k)`` steps instead of ``prod(k)``."""
+    axes = list(range(len(call.shape)))
+    if call.raster_ties:
+        axes.reverse()
+    op = torch.maximum if call.dilate else torch.minimum
+    stages = [values]
+    for axis in axes[:-1]:
+        dim, width = axis + 2, call.shape[axis]
+        length = stages[-1].shape[dim] - width + 1
+        reduced = stages[-1].narrow(dim, 0, length)
+        for w in range(1, width):
+            reduced = op(reduced, stages[-1].narrow(dim, w, length))
+        stages.append(reduced)
+    stages.append(out)
+    for step in reversed(range(len(axes))):
+        dim, source, result = axes[step] + 2, stages[step], stages[step + 1]
+        length = result.shape[dim]
+        routed = torch.zeros_like(source, dtype=grad.dtype)
+        free = torch.ones(result.shape, dtype=torch.bool, device=result.device)
+        for w in range(call.shape[axes[step]]):
+            candidate = source.narrow(dim, w, length)
+            hit = candidate == result
+            if nan:
+                hit |= candidate.isnan()
+            hit &= free
+            free ^= hit
+            if call.raster_ties and step == 0:  # no gradient through infinite and NaN pixels, as above
+                hit &= candidate.isfinite()
+            routed.narrow(dim, w, length).add_(torch.where(hit, grad, 0))
+        grad = routed
+    return grad
+
+
+def _cells_routed(grad, values, structure, out, call: _Call, needs, nan: bool):
+    """:func:`_routed` cell by cell: the gradients w.r.t. the padded input and the element."""
+    on_host = call.included.device.type == "cpu"
+    routed = torch.zeros_like(values, dtype=grad.dtype)
+    element = torch.zeros(call.shape, dtype=grad.dtype, device=grad.device) if needs[1] else None
+    free = torch.ones(out.shape, dtype=torch.bool, device=out.device)
+    sign = 1.0 if call.dilate else -1.0
+    mask = call.included.to(out.device)
+    at_identity = out == call.identity
+    spatial = out.shape[2:]
+    for window in _window_positions(call):
+        cell = tuple(k - 1 - w for k, w in zip(call.shape, window)) if call.dilate else window
+        view = (..., *(slice(w, w + n) for w, n in zip(window, spatial)))
+        if on_host and not call.included[cell]:
+            free ^= at_identity & free
+            continue
+        candidate = values[view]
+        if structure is not None:
+            candidate = candidate + sign * structure[cell]
+        hit = candidate == out
+        if nan:
+            hit |= candidate.isnan()
+        if not on_host:
+            hit = torch.where(mask[cell], hit, at_identity)
+        hit &= free
+        free ^= hit
+        if not on_host:
+            hit &= mask[cell]
+        if call.raster_ties:  # the convolution engine masks infinite and NaN pixels back in: no gradient
+            hit &= values[view].isfinite()
+        share = torch.where(hit, grad, 0)
+        routed[view] += share
+        if element is not None:
+            element[cell] = sign * share.sum()
+    return routed, element
 
 
 class _MaxPlus(torch.autograd.Function):
