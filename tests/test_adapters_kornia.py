@@ -322,6 +322,16 @@ def test_morphology_any_rank_is_kornia_on_each_plane_and_scipy(backend):
         np.testing.assert_array_equal(MM.erosion(x, kernel, se)[b, c].numpy(), eroded)
 
 
+def test_drop_in_signatures_are_kornias():
+    import inspect
+
+    def parameters(function):
+        return [(p.name, p.default, p.kind) for p in inspect.signature(function).parameters.values()]
+    for ours, theirs in [(MM, KM), (MC, KC)]:
+        for name in ours.__all__:
+            assert parameters(getattr(ours, name)) == parameters(getattr(theirs, name)), name
+
+
 def test_morphology_errors_are_kornias_and_inputs_unchanged():
     x, kernel = torch.rand(1, 1, 4, 5), torch.ones(3, 3)
     se = torch.zeros(3, 3, requires_grad=True)
