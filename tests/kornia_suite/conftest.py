@@ -37,8 +37,9 @@ KNOWN_DIFFERENCES = {
     **{f"{cls}::test_jit": _TORCHSCRIPT for cls in (
         "TestDilate", "TestErode", "TestOpening", "TestClosing", "TestGradient", "TestTopHat", "TestBottomHat",
         "TestConnectedComponents")},
-    **{f"{cls}::{test}[{backend}-cpu-bfloat16]": _BFLOAT16 for cls in ("TestGradient", "TestTopHat", "TestBottomHat")
-       for test in ("test_kernel", "test_structural_element") for backend in ("auto", "torch")},
+    **{f"{cls}::{test}[{backend}-{device}-bfloat16]": _BFLOAT16
+       for cls in ("TestGradient", "TestTopHat", "TestBottomHat") for test in ("test_kernel", "test_structural_element")
+       for backend in ("auto", "torch") for device in DEVICES},
     "TestConnectedComponents::test_value": (
         "fails against the installed Kornia 0.9.0 too: Kornia 0.9.0 returns int64 labels, this snapshot's "
         "test expects the input's float dtype (the label values are equal)"),
