@@ -54,12 +54,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ... import ndimage
+from ..._checks import is_int
 
 __all__ = ["dilation", "erosion", "opening", "closing", "gradient", "top_hat", "bottom_hat"]
 
@@ -122,12 +124,12 @@ def _check(tensor, kernel, structuring_element, origin, border_type, engine) -> 
         raise NotImplementedError(f"engine {engine} is unknown, use 'auto', 'convolution', 'shift' or 'unfold'")
     if origin is None:
         return tuple(k // 2 for k in kernel.shape)
-    if (not isinstance(origin, (list, tuple)) or len(origin) != rank
-            or not all(isinstance(o, int) and not isinstance(o, bool) for o in origin)):
+    if not isinstance(origin, (list, tuple)) or len(origin) != rank or not all(map(is_int, origin)):
         raise ValueError(f"origin must be a list of {rank} ints (a kernel cell), got {origin!r}")
+    origin = tuple(map(operator.index, origin))
     if not all(0 <= o < k for o, k in zip(origin, kernel.shape)):
         raise ValueError(f"origin must be a cell of the kernel of shape {tuple(kernel.shape)}, got {list(origin)}")
-    return tuple(origin)
+    return origin
 
 
 def _check_pads(call: _Call, spatial) -> None:
