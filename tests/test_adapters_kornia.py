@@ -206,7 +206,7 @@ from kornia.core.exceptions import BaseError, TypeCheckError  # noqa: E402
 from morphaug.adapters.kornia import contrib as MC  # noqa: E402
 from morphaug.adapters.kornia import morphology as MM  # noqa: E402
 
-OPS = MM.__all__
+OPS = [name for name in MM.__all__ if name != "reconstruction"]
 BORDERS = ["geodesic", "constant", "reflect", "replicate", "circular"]
 SHAPES = [(3, 3), (2, 4), (5, 1), (1, 1), (4, 5), (3, 2)]  # odd, even, one-cell and thin kernels
 
@@ -362,6 +362,33 @@ def test_morphology_errors_are_kornias_and_inputs_unchanged():
         with pytest.raises(RuntimeError):  # Kornia: torch's pad error
             getattr(KM, name)(x, torch.ones(9, 1), border_type="reflect")
     assert all(torch.equal(a, b) for a, b in zip(before, (x, kernel, se.detach())))
+
+
+def test_reconstruction_equals_kornia():
+    """Values and gradients w.r.t. seed and mask of Kornia's loop, by dilation and by erosion, to
+    convergence and for a fixed count; its errors."""
+    g = torch.Generator().manual_seed(8)
+    for seed, (method, iters, kernel) in enumerate(itertools.product(
+            ["dilation", "erosion"], [None, 0, 3], [None, torch.tensor([[0., 1, 0], [1, 0, 1], [0, 1, 0]]),
+                                                    torch.ones(5, 3)])):
+        mask = torch.rand(2, 3, 11, 9, generator=g, dtype=torch.float64)
+        start = mask + (-1 if method == "dilation" else 1) * torch.rand(mask.shape, generator=g, dtype=torch.float64)
+        results = []
+        for module in (KM, MM):
+            s, m = start.clone().requires_grad_(), mask.clone().requires_grad_()
+            out = module.reconstruction(s, m, kernel, method, iters)
+            out.backward(torch.ones_like(out))
+            results.append((out.detach(), s.grad, m.grad))
+        for ours, theirs in zip(*results[::-1]):
+            assert torch.equal(ours, theirs), (method, iters, kernel)
+    for args, kwargs in [(([0.0], mask), {}), ((mask, mask[0]), {}), ((mask.long(), mask.long()), {}),
+                         ((mask, mask), {"method": "open"}), ((mask, mask), {"engine": "convolution"}),
+                         ((mask, mask), {"num_iters": -1}), ((mask, mask), {"check_every": 0}),
+                         ((mask, mask, torch.ones(2, 3)), {})]:
+        with pytest.raises(BaseError) as theirs:
+            KM.reconstruction(*args, **kwargs)
+        with pytest.raises(type(theirs.value)):
+            MM.reconstruction(*args, **kwargs)
 
 
 def test_connected_components_equal_kornias_converged_labels():

@@ -33,7 +33,7 @@ Gradients
     CPU) splits a tie's gradient between the tied cells instead. Border pixels pass their
     gradient back through the padding, as ``torch.nn.functional.pad`` does.
 Not here
-    ``kornia.morphology.reconstruction``; TorchScript (``torch.jit.script``) of these functions.
+    TorchScript (``torch.jit.script``) of these functions.
 
 Example:
     >>> import torch
@@ -59,11 +59,12 @@ import operator
 import numpy as np
 import torch
 import torch.nn.functional as F
+from kornia.core.exceptions import BaseError, ShapeError, TypeCheckError, ValueCheckError
 
 from ... import ndimage
 from ..._checks import is_int
 
-__all__ = ["dilation", "erosion", "opening", "closing", "gradient", "top_hat", "bottom_hat"]
+__all__ = ["dilation", "erosion", "opening", "closing", "gradient", "top_hat", "bottom_hat", "reconstruction"]
 
 #: Kornia's border types and the SciPy mode each one is (geodesic: constant at the identity).
 _MODES = {"geodesic": "constant", "constant": "constant", "reflect": "mirror", "replicate": "nearest",
@@ -390,3 +391,76 @@ def top_hat(tensor, kernel, structuring_element=None, origin=None, border_type="
 def bottom_hat(tensor, kernel, structuring_element=None, origin=None, border_type="geodesic", border_value=0.0,
                max_val=1e4, engine="auto"):
     return closing(tensor, kernel, structuring_element, origin, border_type, border_value, max_val, engine) - tensor
+
+
+def reconstruction(seed, mask, kernel=None, method="dilation", num_iters=None, check_every=4, engine="auto"):
+    """Grey reconstruction as ``kornia.morphology.reconstruction``: Kornia's loop on :func:`dilation`.
+
+    Reconstruction by dilation repeats ``minimum(dilation(output, kernel), mask)`` from
+    ``minimum(seed, mask)``, ``num_iters`` times or, with None, until a round of ``check_every``
+    steps changes nothing (one host sync per round, as in Kornia); ``"erosion"`` is its dual.
+    The kernel's centre is always in it (``skimage.morphology.reconstruction``'s convention).
+    Values and gradients are Kornia's, each step being :func:`dilation`; any spatial rank.
+
+    Args:
+        seed: floating-point ``(B, C, H, W)`` (or ``(B, C, *spatial)``) start.
+        mask: floating-point bound of ``seed``'s shape.
+        kernel: odd-sized offsets a value spreads to per step (non-zero cells); default a 3 x 3 square.
+        method: ``"dilation"`` or ``"erosion"``.
+        num_iters: steps to run, or None: until nothing changes.
+        check_every: steps between convergence checks (at least 1).
+        engine: ``"auto"``, ``"unfold"`` or ``"shift"`` (``"convolution"`` is refused, as in Kornia).
+
+    Returns:
+        the reconstruction, in the promoted dtype of ``seed`` and ``mask``.
+    """
+    for name, value in (("seed", seed), ("mask", mask)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeCheckError(f"{name}: not a Tensor type. Got: {type(value)}.")
+    if seed.ndim < 3:
+        raise ShapeError(f"seed must be (B, C, H, W) (or (B, C, *spatial)). Got {tuple(seed.shape)}")
+    if seed.shape != mask.shape:
+        raise ShapeError(f"Not same shape for tensors. Got: {seed.shape} and {mask.shape}")
+    for name, value in (("seed", seed), ("mask", mask)):
+        if not value.is_floating_point():
+            raise BaseError(f"`{name}` must have a floating-point dtype. Got {value.dtype}.")
+    if method not in ("dilation", "erosion"):
+        raise BaseError(f"Unknown `method`: {method}. Expected 'dilation' or 'erosion'.")
+    if engine == "convolution":
+        raise ValueCheckError("Unsupported `engine`: convolution. Expected one of ['auto', 'unfold', 'shift'].")
+    if engine not in ("auto", "unfold", "shift"):
+        raise BaseError(f"Unsupported `engine`: {engine}. Expected one of ['auto', 'unfold', 'shift'].")
+    if num_iters is not None and num_iters < 0:
+        raise BaseError(f"`num_iters` must be non-negative. Got {num_iters}.")
+    if check_every < 1:
+        raise BaseError(f"`check_every` must be positive. Got {check_every}.")
+    rank = seed.ndim - 2
+    if kernel is None:
+        kernel = torch.ones((3,) * rank, dtype=torch.bool)
+    if not isinstance(kernel, torch.Tensor):
+        raise TypeCheckError(f"kernel: not a Tensor type. Got: {type(kernel)}.")
+    if kernel.ndim != rank:
+        raise ShapeError(f"kernel must have {rank} dimensions, one per spatial axis. Got {tuple(kernel.shape)}")
+    if any(k % 2 == 0 for k in kernel.shape):
+        raise BaseError(f"Kernel sizes must be odd. Got {' x '.join(map(str, kernel.shape))}.")
+    kernel = kernel != 0
+    kernel[tuple(k // 2 for k in kernel.shape)] = True
+    if method == "erosion":
+        return -_reconstruct_up(-seed, -mask, kernel, num_iters, check_every, engine)
+    return _reconstruct_up(seed, mask, kernel, num_iters, check_every, engine)
+
+
+def _reconstruct_up(seed, mask, kernel, num_iters, check_every, engine):
+    """Kornia's loop: geodesic dilations under ``mask``, a fixed count or until a round raises nothing."""
+    output = torch.minimum(seed, mask)
+    if num_iters is not None:
+        for _ in range(num_iters):
+            output = torch.minimum(dilation(output, kernel, engine=engine), mask)
+        return output
+    changed = True
+    while changed:
+        previous = output
+        for _ in range(check_every):
+            output = torch.minimum(dilation(output, kernel, engine=engine), mask)
+        changed = bool((output > previous).any())  # Kornia's convergence test: one sync per round
+    return output
