@@ -6,7 +6,9 @@ use instead, side by side in this process:
 * ``scipy.ndimage loop``: one call per ``(b, c)`` slice on NumPy copies. On
   CUDA its time includes copying the batch to the host and the result back
   (the round trip a user pays); on CPU the copies are free views.
-* ``kornia.morphology`` (2-D grey cases, flat footprints) and MONAI's
+* ``kornia.morphology`` (2-D grey cases, flat footprints; and the Kornia drop-in
+  ``morphaug.adapters.kornia.morphology.erosion`` against it, forward and with
+  backward, in Kornia's own call) and MONAI's
   ``utils_morphological_ops.erode/dilate`` (binary cube cases): run on the
   batch's device; when not installed their rows are left out and the SciPy
   row's note says so.
@@ -166,6 +168,38 @@ def _single_volume_cases(rows, device, quick, g: torch.Generator) -> None:
               a, black_border=False, parallel=torch.get_num_threads())))])
 
 
+def _kornia_drop_in_rows(rows, device, quick, g: torch.Generator) -> None:
+    """``morphaug.adapters.kornia.morphology.erosion`` against ``kornia.morphology.erosion``, same call
+    (8x3x256^2 float32, 5x5 kernel, geodesic border): forward, then forward and backward."""
+    try:
+        import kornia.morphology as km
+
+        from morphaug.adapters.kornia import morphology as drop_in
+    except ImportError:
+        return
+    x = torch.rand((2, 3, 32, 32) if quick else (8, 3, 256, 256), generator=g).to(device)
+    kernel = torch.ones(5, 5, device=device)
+    shape = _shape_text(x)
+    ours, ours_s = measure(lambda: drop_in.erosion(x, kernel), device, quick)
+    theirs, theirs_s = measure(lambda: km.erosion(x, kernel), device, quick)
+    note = f"max|drop-in - kornia| = {_max_diff(ours, _numpy(theirs)):.3g}"
+    rows.append(Row("kornia.morphology.erosion 5x5 (drop-in)", shape, device.type, ours_s,
+                    "kornia.morphology.erosion", theirs_s, note))
+    leaf = x.clone().requires_grad_()
+
+    def backward(erosion):
+        def run():
+            leaf.grad = None
+            erosion(leaf, kernel).sum().backward()
+            return leaf.grad
+        return run
+    ours, ours_s = measure(backward(drop_in.erosion), device, quick)
+    theirs, theirs_s = measure(backward(km.erosion), device, quick)
+    note = f"max|grad drop-in - grad kornia| = {_max_diff(ours, _numpy(theirs)):.3g}"
+    rows.append(Row("kornia.morphology.erosion 5x5 + backward (drop-in)", shape, device.type, ours_s,
+                    "kornia.morphology.erosion", theirs_s, note))
+
+
 def run(device: torch.device, quick: bool) -> list[Row]:
     try:
         import scipy.ndimage as ndi
@@ -226,6 +260,7 @@ def run(device: torch.device, quick: bool) -> list[Row]:
           [("edt (seung-lab) loop", _peer("edt", blobs, lambda edt, a: edt.edt(
               a, black_border=False, parallel=torch.get_num_threads())))])
     _single_volume_cases(rows, device, quick, g)
+    _kornia_drop_in_rows(rows, device, quick, g)
     _case(rows, device, quick, "distance_transform_cdt chessboard", blobs,
           lambda: mnd.distance_transform_cdt(blobs, metric="chessboard"),
           lambda a: ndi.distance_transform_cdt(a, metric="chessboard"))

@@ -32,7 +32,8 @@ DOCS = ROOT / "docs"
 NOT_IMPORTED = {"morphaug.build.__main__"}
 # The framework each adapter module needs.
 FRAMEWORKS = {"morphaug.adapters.monai": "monai", "morphaug.adapters.monai_metrics": "monai",
-              "morphaug.adapters.torchvision": "torchvision", "morphaug.adapters.kornia": "kornia"}
+              "morphaug.adapters.torchvision": "torchvision", "morphaug.adapters.kornia": "kornia",
+              "morphaug.adapters.kornia.morphology": "kornia", "morphaug.adapters.kornia.contrib": "kornia"}
 
 
 def _module_names() -> list[str]:
@@ -77,7 +78,7 @@ def test_modules_with_examples_are_found():
 
 PUBLIC_MODULES = ["morphaug", "morphaug.ndimage", "morphaug.measure", "morphaug.segmentation", "morphaug.footprints", "morphaug.transforms", "morphaug.metrics",
                   "morphaug.losses", "morphaug.ot", "morphaug.adapters.monai", "morphaug.adapters.torchvision",
-                  "morphaug.adapters.kornia"]
+                  "morphaug.adapters.kornia", "morphaug.adapters.kornia.morphology", "morphaug.adapters.kornia.contrib"]
 
 
 def _documented(api: str) -> dict[str, set[str]]:

@@ -43,6 +43,11 @@ Maps
     ``LabelBoundary*`` changes the channel count, which Kornia cannot blend,
     so its ``p`` is the core's ``prob`` (a skipped sample has zero maps) and
     Kornia's gate stays 1; ``DistanceMap*`` has no ``p``.
+Drop-ins
+    :mod:`morphaug.adapters.kornia.morphology` (``kornia.morphology``'s
+    functions) and :mod:`morphaug.adapters.kornia.contrib`
+    (``connected_components``, ``distance_transform``): Kornia's names,
+    arguments and results, a change of import.
 3-D
     Kornia 0.9 raises ``NotImplementedError`` for masks through its 3-D
     geometric augmentations (``RandomAffine3D``), whatever the other modules;
@@ -73,9 +78,9 @@ try:
 except ImportError as error:  # pragma: no cover - exercised without Kornia
     raise ImportError("morphaug.adapters.kornia needs Kornia: pip install kornia") from error
 
-from .. import transforms as _core
-from .._checks import check_probability
-from ._common import Adapted, check_flag
+from ... import transforms as _core
+from ..._checks import check_probability
+from .._common import Adapted, check_flag
 
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",
                                          "FillHoles", "RandBoundaryJitter", "KeepLargestComponents",
