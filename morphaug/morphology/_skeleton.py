@@ -48,14 +48,16 @@ def skeletonize(image, *, method=None):
     --------
     >>> import torch
     >>> from morphaug.morphology import skeletonize
-    >>> image = torch.zeros(1, 1, 5, 7, dtype=torch.bool)
-    >>> image[0, 0, 1:4, 1:6] = True
+    >>> image = torch.zeros(1, 1, 7, 5, dtype=torch.bool)
+    >>> image[0, 0, 1:6, 1:4] = True
     >>> skeletonize(image)[0, 0].int()
-    tensor([[0, 0, 0, 0, 0, 0, 0],
-            [0, 0, 0, 0, 0, 0, 0],
-            [0, 1, 1, 1, 1, 1, 0],
-            [0, 0, 0, 0, 0, 0, 0],
-            [0, 0, 0, 0, 0, 0, 0]], dtype=torch.int32)
+    tensor([[0, 0, 0, 0, 0],
+            [0, 0, 1, 0, 0],
+            [0, 0, 1, 0, 0],
+            [0, 0, 1, 0, 0],
+            [0, 0, 0, 0, 0],
+            [0, 0, 0, 0, 0],
+            [0, 0, 0, 0, 0]], dtype=torch.int32)
     """
     if method is not None and method not in METHODS:
         raise ValueError(f"method must be None or one of {sorted(METHODS)}, got {method!r}")

@@ -66,6 +66,11 @@ def _guo_hall_tables() -> tuple[np.ndarray, np.ndarray]:
 _TABLES = {"zhang": (_ZHANG_OFFSETS, _zhang_tables()), "guo_hall": (_GUO_HALL_OFFSETS, _guo_hall_tables())}
 
 
+def _chunk(device: torch.device) -> int:
+    """Iterations between two convergence reads on ``device``."""
+    return 1 if device.type == "cpu" else CHUNK
+
+
 def _codes(padded: torch.Tensor, offsets) -> torch.Tensor:
     """The uint8 neighbourhood code of every interior pixel of ``padded`` (uint8 0/1, one pixel of
     zeros around each slice): a sum of shifted views, bit ``i`` from ``offsets[i]``."""
@@ -83,7 +88,7 @@ def _thin(image: torch.Tensor, algorithm: str, max_iterations: int | None) -> to
     tables = [_sync.to_device(torch.from_numpy(table), image.device) for table in tables]
     padded = torch.nn.functional.pad(image.to(torch.uint8), (1, 1, 1, 1))
     interior = padded[..., 1:-1, 1:-1]
-    chunk = 1 if image.device.type == "cpu" else CHUNK
+    chunk = _chunk(image.device)
     done = 0
     while max_iterations is None or done < max_iterations:
         steps = chunk if max_iterations is None else min(chunk, max_iterations - done)
