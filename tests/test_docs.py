@@ -75,8 +75,8 @@ def test_modules_with_examples_are_found():
 # ---------------------------------------------------------------------------------------------
 # the API reference
 
-PUBLIC_MODULES = ["morphaug", "morphaug.ndimage", "morphaug.footprints", "morphaug.transforms", "morphaug.metrics",
-                  "morphaug.losses", "morphaug.ot", "morphaug.adapters.monai", "morphaug.adapters.torchvision",
+PUBLIC_MODULES = ["morphaug", "morphaug.ndimage", "morphaug.morphology", "morphaug.measure", "morphaug.footprints",
+                  "morphaug.transforms", "morphaug.metrics", "morphaug.losses", "morphaug.ot", "morphaug.adapters.monai", "morphaug.adapters.torchvision",
                   "morphaug.adapters.kornia"]
 
 
