@@ -11,7 +11,12 @@ import skimage.morphology
 import torch
 from conftest import assert_parity, each_slice
 
-from morphaug.morphology import _thinning, skeletonize, thin
+from morphaug.measure import euler_number
+from morphaug.metrics import betti_numbers
+from morphaug.morphology import _parallel, _thinning, skeletonize, thin
+
+# many small ops: one intra-op thread (a shared CPU)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 KINDS = ("blobs", "tubes", "noise", "lines", "border", "empty", "full")
 DTYPES = [torch.bool, torch.uint8, torch.int64, torch.float32]
@@ -107,6 +112,70 @@ def test_long_snake_converges():
     t = torch.from_numpy(np.stack([x, ~x, x.T]))[:, None]
     assert_parity(skeletonize(t), each_slice(skimage.morphology.skeletonize, t), exact=True)
     assert_parity(thin(t), each_slice(skimage.morphology.thin, t), exact=True)
+
+
+# ------------------------------------------------------------------------------------- method="parallel"
+def is_simple(cube: np.ndarray) -> bool:
+    """Whether the centre of a 3 x 3 x 3 bool neighbourhood is a (26, 6) simple point, by definition: one
+    26-component of foreground neighbours, one 6-component of background in the 18-neighbourhood that is
+    6-adjacent to the centre."""
+    foreground = cube.copy()
+    foreground[1, 1, 1] = False
+    if ndi.label(foreground, np.ones((3, 3, 3)))[1] != 1:
+        return False
+    background = ~cube & ndi.generate_binary_structure(3, 2)
+    background[1, 1, 1] = False
+    labels = ndi.label(background, ndi.generate_binary_structure(3, 1))[0]
+    faces = {labels[p] for p in [(0, 1, 1), (2, 1, 1), (1, 0, 1), (1, 2, 1), (1, 1, 0), (1, 1, 2)]}
+    return len(faces - {0}) == 1
+
+
+def assert_thin(skeleton: np.ndarray) -> None:
+    """No voxel of a 3-D ``skeleton`` is a simple point with more than one neighbour."""
+    padded = np.pad(skeleton, 1)
+    for point in np.argwhere(padded):
+        cube = padded[tuple(slice(p - 1, p + 2) for p in point)]
+        assert cube.sum() == 2 or not is_simple(cube), f"simple point left at {point - 1}"
+
+
+@pytest.mark.parametrize("shape", [(16, 14, 15), (1, 20, 23), (5, 6, 7), (9, 1, 12), (30, 28)])
+@pytest.mark.parametrize("seed", range(2))
+def test_parallel_preserves_topology_and_thins(shape, seed):
+    x = batch(KINDS, shape, seed)
+    before = x.clone()
+    out = skeletonize(x, method="parallel")
+    assert torch.equal(x, before) and out.dtype == torch.bool and out.shape == x.shape
+    assert not (out & ~x).any()
+    assert torch.equal(betti_numbers(out), betti_numbers(x))  # components, tunnels / holes, cavities
+    assert torch.equal(euler_number(out), euler_number(x))
+    for b, c in np.ndindex(*x.shape[:2]):
+        assert_thin(out[b, c].numpy() if len(shape) == 3 else out[b, c, None].numpy())
+    assert torch.equal(skeletonize(out, method="parallel"), out)  # a skeleton is its own skeleton
+
+
+def test_parallel_slices_are_independent():
+    x = batch(KINDS, (12, 13, 11), seed=3)
+    out = skeletonize(x, method="parallel")
+    for b in range(x.shape[0]):
+        assert torch.equal(skeletonize(x[b:b + 1, 1:], method="parallel"), out[b:b + 1, 1:])
+
+
+@pytest.mark.parametrize("shape", [(7, 9, 8), (1, 10, 12)])
+def test_parallel_masked_passes_equal_listed_passes(monkeypatch, shape):
+    # an accelerator's passes (every voxel, masks, convergence read every few passes) against the CPU's
+    x = batch(KINDS, shape, seed=5)
+    expected = skeletonize(x, method="parallel")
+    monkeypatch.setattr(_parallel, "_compact", lambda device: False)
+    assert torch.equal(skeletonize(x, method="parallel"), expected)
+
+
+def test_parallel_full_and_one_voxel_shapes():
+    x = torch.zeros(3, 1, 9, 9, 9, dtype=torch.bool)
+    x[0] = True  # a full volume shrinks to a short line at its centre
+    x[1, 0, 4, 4, :] = True  # a line keeps its end points
+    x[2, 0, 2, 2, 2] = x[2, 0, 6, 6, 6] = True  # isolated voxels stay
+    out = skeletonize(x, method="parallel")
+    assert 1 <= out[0].sum() <= 3 and torch.equal(out[1:], x[1:])
 
 
 # ------------------------------------------------------------------------------------- bad input

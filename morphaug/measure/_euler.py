@@ -9,9 +9,9 @@ import torch
 
 from .._checks import check_host_int
 from .._sync import to_device
-from ..morphology._arguments import image_batch
+from .._images import image_batch
 
-__all__ = ["euler_number"]
+__all__ = ["euler_number", "euler_coefficients_3d"]
 
 # The corner of the 2 x ... x 2 window read by each bit of a configuration code, as scikit-image's
 # convolution numbers them (an offset of 1 is the previous voxel along that axis).
@@ -21,7 +21,7 @@ _CORNERS = {2: ((0, 0), (1, 0), (0, 1), (1, 1)),
 _COEFS_2D = {2: ((8,), (6, 14)), 1: ((1, 9), (7,))}
 
 
-def _coefficients_3d() -> np.ndarray:
+def euler_coefficients_3d() -> np.ndarray:
     """8 times the Euler characteristic contributed by each 2 x 2 x 2 configuration of 26-connected
     voxels (closed unit cubes): each cell of the cube complex at the window's centre vertex counts
     ``(-1) ** dim`` when a voxel around it is foreground, shared equally by its ``2 ** dim`` vertices
@@ -42,7 +42,7 @@ def _tables() -> dict[tuple[int, int], np.ndarray]:
         table = np.zeros(16, np.int64)
         table[list(plus)], table[list(minus)] = 1, -1
         tables[2, connectivity] = table
-    tables[3, 3] = _coefficients_3d()
+    tables[3, 3] = euler_coefficients_3d()
     tables[3, 1] = tables[3, 3][::-1].copy()  # 6-connectivity: the complement's configuration
     return tables
 

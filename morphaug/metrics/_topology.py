@@ -6,7 +6,7 @@ import torch
 
 from .. import measure, morphology, ndimage
 from .._checks import check_host_int
-from ..morphology._arguments import binary_image
+from .._images import binary_image
 
 __all__ = ["cl_dice", "betti_numbers", "betti_errors"]
 

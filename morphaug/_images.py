@@ -1,4 +1,5 @@
-"""The arguments of ``morphaug.morphology`` and ``morphaug.measure``, each checked in one place."""
+"""The images of the scikit-image-style modules (``morphaug.morphology``, ``morphaug.measure``) and of
+the topology metrics, checked in one place."""
 
 from __future__ import annotations
 
