@@ -9,8 +9,9 @@ import pytest
 import scipy.ndimage as ndi
 import skimage.morphology
 import torch
-from conftest import assert_parity, each_slice
+from conftest import TORCH_LEG, assert_parity, each_slice
 
+from morphaug import _ops
 from morphaug.measure import euler_number
 from morphaug.metrics import betti_numbers
 from morphaug.morphology import _parallel, _thinning, skeletonize, thin
@@ -114,6 +115,59 @@ def test_long_snake_converges():
     assert_parity(thin(t), each_slice(skimage.morphology.thin, t), exact=True)
 
 
+# ------------------------------------------------------------------------------------- method="lee"
+LEE = not TORCH_LEG and _ops.built_for("skeletonize_lee", "cpu", emulate=False)
+needs_lee = pytest.mark.skipif(not LEE, reason="method='lee' needs the native CPU kernel (not built, or the torch leg)")
+
+
+@needs_lee
+@pytest.mark.parametrize("shape", [(14, 13, 15), (1, 9, 12), (6, 1, 7), (2, 2, 2), (24, 20, 22)])
+@pytest.mark.parametrize("seed", range(3))
+def test_skeletonize_lee_matches_skimage_3d(shape, seed):
+    x = batch(KINDS, shape, seed).to(torch.uint8)
+    before = x.clone()
+    for method in (None, "lee"):
+        out = skeletonize(x, method=method)
+        assert out.dtype == torch.bool
+        assert_parity(out, each_slice(skimage.morphology.skeletonize, x, method="lee"), exact=True, where=f"{method}")
+    assert torch.equal(x, before)
+
+
+@needs_lee
+@pytest.mark.parametrize("shape", SHAPES_2D)
+@pytest.mark.parametrize("seed", range(3))
+def test_skeletonize_lee_matches_skimage_2d(shape, seed):
+    x = batch(KINDS, shape, seed)
+    assert_parity(skeletonize(x, method="lee"), each_slice(skimage.morphology.skeletonize, x, method="lee"),
+                  exact=True)
+
+
+@needs_lee
+def test_skeletonize_lee_on_a_non_contiguous_batch():
+    x = batch(KINDS, (9, 10, 11), seed=4).permute(1, 0, 4, 3, 2)
+    assert_parity(skeletonize(x, method="lee"), each_slice(skimage.morphology.skeletonize, x, method="lee"),
+                  exact=True)
+
+
+@needs_lee
+def test_skeletonize_lee_kernel_opcheck_and_checks():
+    mask = batch(KINDS[:3], (5, 6, 7), seed=2)
+    changes = _parallel.EULER_CHANGES.tolist()
+    torch.library.opcheck(torch.ops.morphaug.skeletonize_lee.default, (mask, changes))
+    with pytest.raises(RuntimeError, match="expected a bool mask"):
+        _ops.kernels.skeletonize_lee(mask.float(), changes)
+    with pytest.raises(RuntimeError, match=r"expected \(B, C, D, H, W\)"):
+        _ops.kernels.skeletonize_lee(mask[..., 0], changes)
+    with pytest.raises(RuntimeError, match="expected 128 euler_changes"):
+        _ops.kernels.skeletonize_lee(mask, changes[:5])
+
+
+@pytest.mark.skipif(LEE, reason="the native kernel is built: method='lee' runs")
+def test_skeletonize_lee_without_its_kernel_says_why():
+    with pytest.raises(NotImplementedError, match="method='parallel'"):
+        skeletonize(torch.zeros(1, 1, 4, 4, 4, dtype=torch.bool))
+
+
 # ------------------------------------------------------------------------------------- method="parallel"
 def is_simple(cube: np.ndarray) -> bool:
     """Whether the centre of a 3 x 3 x 3 bool neighbourhood is a (26, 6) simple point, by definition: one
@@ -190,6 +244,8 @@ BAD = [
     (lambda: skeletonize(torch.zeros(1, 1, 4, 4, 4, dtype=torch.bool), method="zhang"), ValueError, "method"),
     (lambda: skeletonize(torch.zeros(1, 1, 4, 4, dtype=torch.bool), method="medial"), ValueError, "method"),
     (lambda: skeletonize(torch.zeros(1, 1, 4, 4, dtype=torch.bool), method=3), ValueError, "method"),
+    (lambda: skeletonize(torch.zeros(1, 1, 4, 4, dtype=torch.bool), method=["lee"]), ValueError, "method"),
+    (lambda: skeletonize(torch.zeros(1, 1, 4, 4, dtype=torch.bool), method="Lee"), ValueError, "method"),
     (lambda: thin(torch.zeros(1, 1, 4, 4, 4, dtype=torch.bool)), ValueError, "image must have shape"),
     (lambda: thin(torch.full((1, 1, 4, 4), 3)), ValueError, "image must be binary"),
     (lambda: thin(torch.zeros(1, 1, 4, 4, dtype=torch.bool), -1), ValueError, "max_num_iter must be >= 0"),

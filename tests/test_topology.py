@@ -9,7 +9,7 @@ import skimage.measure
 import skimage.morphology
 import torch
 from conftest import assert_parity, each_slice, to_numpy
-from test_skeleton import KINDS, batch
+from test_skeleton import KINDS, batch, needs_lee
 
 from morphaug.measure import euler_number
 from morphaug.metrics import betti_errors, betti_numbers, cl_dice
@@ -124,10 +124,10 @@ def test_betti_errors(shape, seed):
 
 
 # ------------------------------------------------------------------------------------- clDice
-def reference_cl_dice(pred: np.ndarray, ref: np.ndarray) -> np.float32:
+def reference_cl_dice(pred: np.ndarray, ref: np.ndarray, skeletonize=skimage.morphology.skeletonize) -> np.float32:
     """Shit et al.'s clDice of one slice with scikit-image's skeleton (0 / 0 is nan)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        sp, sr = skimage.morphology.skeletonize(pred), skimage.morphology.skeletonize(ref)
+        sp, sr = skeletonize(pred), skeletonize(ref)
         precision = np.float64((sp & ref).sum()) / sp.sum()
         sensitivity = np.float64((sr & pred).sum()) / sr.sum()
         if precision == 0 and sensitivity == 0:
@@ -146,6 +146,26 @@ def test_cl_dice_matches_reference(shape, seed):
     p, r = to_numpy(pred), to_numpy(ref)
     assert_parity(out, lambda b, c: reference_cl_dice(p[b, c], r[b, c]), exact=False, atol=1e-6)
     assert (out[1] == 1).sum() >= 1 and ((out[1] == 1) | ~ref[1].flatten(1).any(1)).all()
+
+
+@needs_lee
+@pytest.mark.parametrize("seed", range(2))
+def test_cl_dice_3d_matches_reference(seed):
+    pred, ref = batch(KINDS, (12, 11, 13), seed), batch(KINDS[::-1], (12, 11, 13), seed + 10)
+    p, r = to_numpy(pred), to_numpy(ref)
+    assert_parity(cl_dice(pred, ref), lambda b, c: reference_cl_dice(p[b, c], r[b, c]), exact=False, atol=1e-6)
+
+
+def test_cl_dice_parallel_skeletons():
+    from morphaug.morphology import skeletonize
+
+    def parallel(x: np.ndarray) -> np.ndarray:
+        return skeletonize(torch.from_numpy(x)[None, None], method="parallel")[0, 0].numpy()
+
+    pred, ref = batch(KINDS, (10, 9, 11), 1), batch(KINDS[::-1], (10, 9, 11), 11)
+    p, r = to_numpy(pred), to_numpy(ref)
+    assert_parity(cl_dice(pred, ref, method="parallel"), lambda b, c: reference_cl_dice(p[b, c], r[b, c], parallel),
+                  exact=False, atol=1e-6)
 
 
 BAD_METRICS = [

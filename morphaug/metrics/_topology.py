@@ -33,8 +33,10 @@ def cl_dice(pred, ref, *, method=None):
         ``(B, C, H, W)`` or ``(B, C, D, H, W)`` masks of the same shape and
         device, bool or with values 0 and 1 only. They are never modified.
     method : str, optional
-        The skeleton's ``method`` (:func:`morphaug.morphology.skeletonize`;
-        default: its default for the rank).
+        The skeleton's ``method`` (:func:`morphaug.morphology.skeletonize`):
+        by default scikit-image's (``'zhang'`` in 2-D, ``'lee'`` in 3-D, the
+        authors' choice; ``'lee'`` runs on the CPU only). ``'parallel'``
+        keeps the topology of the masks, on any device.
 
     Returns
     -------

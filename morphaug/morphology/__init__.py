@@ -5,7 +5,9 @@ Every function has ``skimage.morphology``'s name, arguments and defaults
 scikit-image applies to that slice alone.
 
 skeletonize
-    Skeleton by thinning (``skimage.morphology.skeletonize``).
+    Skeleton by thinning (``skimage.morphology.skeletonize``): scikit-image's
+    methods bit for bit (``'zhang'`` on every device, ``'lee'`` on the CPU),
+    and ``'parallel'``, a topology-preserving thinning on any device.
 thin
     Morphological thinning (``skimage.morphology.thin``).
 

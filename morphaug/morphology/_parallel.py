@@ -1,23 +1,22 @@
-"""A parallel, topology-preserving 3-D thinning on whole batches, in torch: 8 subfields of a 2 x 2 x 2
-partition, each deleting at once its simple points that are not end points.
+"""``skeletonize(method="parallel")``: Lee, Kashyap and Chu's 3-D thinning with its sequential
+re-check made parallel by 8 subfields of a 2 x 2 x 2 partition, on whole batches, in torch.
 
-A voxel's 26 neighbours are read as a 27-bit code (bit ``9 z + 3 y + x`` for offsets ``z, y, x`` in
-``0..2``, the centre, bit 13, left clear). A foreground voxel is deleted when it
+A voxel's 26 neighbours are read as a 27-bit code (bit ``9 (z + 1) + 3 (y + 1) + x + 1`` for the
+neighbour at offset ``(z, y, x)``, the centre's bit 13 clear). A voxel is simple (Lee et al.'s
+conditions) when deleting it keeps the Euler characteristic of its neighbourhood (the change summed
+over its 8 octants, from the Euler table of :mod:`morphaug.measure`) and its foreground neighbours form
+one 26-connected component (grown from the lowest one by :data:`STEPS` dilations inside the
+neighbourhood: the longest induced path among the 26 neighbours has 8 edges).
 
-* has a background face neighbour (a border point),
-* has more than one foreground neighbour (not an end point),
-* keeps the Euler characteristic of its neighbourhood (the change summed over its 8 octants, from the
-  Euler table of :mod:`morphaug.measure`), and
-* has exactly one 26-connected component of foreground neighbours: grown from the lowest neighbour by
-  :data:`STEPS` dilations inside the neighbourhood, enough for any set of neighbours (the longest
-  induced path in the 26 neighbours has 8 edges),
-
-which are Lee, Kashyap and Chu's (1994) conditions for a simple point. Voxels of one subfield are never
-26-neighbours, so deleting them together keeps the topology, as deleting them one by one would. Passes
-over the 8 subfields repeat until one deletes nothing; whether it did is read on the host
-(``morphaug._sync``, "binary fixpoint"), every pass on the CPU, every :data:`CHUNK` passes elsewhere.
-On the CPU only border voxels of the subfield are gathered (a host-sized index list, free there); on an
-accelerator every voxel of the subfield is, so nothing is read back within a pass.
+Per border direction, in scikit-image's order (W, E, S, N, U, B; the in-plane four for slices one plane
+deep), the foreground voxels whose face neighbour that way is background, that are simple and not end
+points (one neighbour) are listed at once, as Lee's algorithm lists them; then each subfield in turn
+deletes, all at once, its listed voxels still simple. Voxels of one subfield are never 26-neighbours, so
+deleting them together keeps the topology as deleting them one by one would. Rounds of the directions
+repeat until one deletes nothing; whether it did is read on the host (``morphaug._sync``, "binary
+fixpoint"), every round on the CPU, every :data:`CHUNK` rounds elsewhere. On the CPU only the listed
+voxels are gathered (host-sized index lists, free there); elsewhere every voxel is, with masks, so
+nothing is read back within a round.
 """
 
 from __future__ import annotations
@@ -30,9 +29,9 @@ import torch
 from .. import _sync
 from ..measure._euler import euler_coefficients_3d
 
-__all__ = ["CHUNK", "STEPS", "thin_parallel"]
+__all__ = ["CHUNK", "STEPS", "EULER_CHANGES", "thin_parallel"]
 
-#: Passes run between two convergence reads on an accelerator.
+#: Rounds run between two convergence reads on an accelerator.
 CHUNK = 4
 #: Dilations that connect any two 26-connected neighbours within the neighbourhood.
 STEPS = 8
@@ -79,6 +78,10 @@ def _euler_changes() -> np.ndarray:
     coefficients = euler_coefficients_3d()
     codes = np.arange(128) << 1
     return coefficients[codes | 1] - coefficients[codes]
+
+
+#: :func:`_euler_changes`, which Lee's kernel takes too.
+EULER_CHANGES = _euler_changes()
 
 
 def _dilate(bits: torch.Tensor) -> torch.Tensor:
@@ -131,7 +134,7 @@ def thin_parallel(image: torch.Tensor) -> torch.Tensor:
     padded = torch.nn.functional.pad(image.to(torch.uint8), (1, 1) * 3)
     flat = padded.view(-1)
     steps = {offset: sum(o * s for o, s in zip(offset, padded.stride()[2:])) for offset in _OFFSETS}
-    tables = tuple(_sync.to_device(torch.from_numpy(table), device) for table in (_euler_changes(), _weights()))
+    tables = tuple(_sync.to_device(torch.from_numpy(table), device) for table in (EULER_CHANGES, _weights()))
     interior = (...,) + (slice(1, -1),) * 3
     grid = torch.arange(flat.numel(), device=device).view(padded.shape)[interior]
     # subfield 4 a + 2 b + c holds the voxels of padded coordinates of parities (a, b, c)

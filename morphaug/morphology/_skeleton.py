@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _ops
 from .._checks import check_host_int
 from .._images import binary_image
 from . import _parallel, _thinning
@@ -9,7 +10,19 @@ from . import _parallel, _thinning
 __all__ = ["METHODS", "skeletonize", "thin"]
 
 #: ``skeletonize``'s methods and the spatial ranks each one takes.
-METHODS = {"zhang": (2,), "parallel": (2, 3)}
+METHODS = {"zhang": (2,), "lee": (2, 3), "parallel": (2, 3)}
+
+
+def _no_lee(mask):
+    reason = _ops.why_not("skeletonize_lee", mask.device.type, rank=3)
+    raise NotImplementedError(f"method='lee' runs on morphaug's native CPU kernel only ({reason or 'it is off'}): "
+                              "use method='parallel', a topology-preserving thinning close to it, on any device")
+
+
+_LEE = _ops.Table("skeletonize(method='lee')", [
+    _ops.Case("every input", "skeletonize_lee", lambda mask: True,
+              lambda mask: _ops.kernels.skeletonize_lee(mask, _parallel.EULER_CHANGES.tolist())),
+], _no_lee)
 
 
 def skeletonize(image, *, method=None):
@@ -21,12 +34,12 @@ def skeletonize(image, *, method=None):
         ``(B, C, H, W)`` or ``(B, C, D, H, W)``, bool or with values 0 and 1
         only (scikit-image reads any nonzero value as foreground; threshold
         such an image first). It is never modified.
-    method : {None, 'zhang', 'parallel'}, optional
-        ``'zhang'``: Zhang and Suen's parallel thinning, scikit-image's 2-D
-        default, 2-D only. ``'parallel'`` (not in scikit-image): a
-        topology-preserving thinning in 2-D and 3-D, see Notes. ``None``:
-        ``'zhang'`` in 2-D, ``'parallel'`` in 3-D (scikit-image's 3-D
-        default, ``'lee'``, is not available yet: a ``NotImplementedError``).
+    method : {None, 'zhang', 'lee', 'parallel'}, optional
+        ``'zhang'``: Zhang and Suen's parallel thinning, 2-D only.
+        ``'lee'``: Lee, Kashyap and Chu's thinning, 2-D and 3-D.
+        ``None``: scikit-image's default, ``'zhang'`` in 2-D and ``'lee'``
+        in 3-D. ``'parallel'`` (not in scikit-image): a topology-preserving
+        thinning in 2-D and 3-D on any device, see Notes.
 
     Returns
     -------
@@ -35,11 +48,16 @@ def skeletonize(image, *, method=None):
 
     Notes
     -----
-    ``'zhang'`` is exact: each slice equals
+    ``'zhang'`` and ``'lee'`` are exact: each slice equals
     ``skimage.morphology.skeletonize`` of that slice (scikit-image 0.26),
-    bit for bit, on every device (the same table, the same parallel passes,
-    pixels outside the image read as background). It may leave simple
-    points (pixels whose removal keeps the topology).
+    bit for bit. ``'zhang'`` runs on every device (the same table, the same
+    parallel passes, pixels outside the image read as background) and may
+    leave simple points (pixels whose removal keeps the topology).
+    ``'lee'`` is sequential (its candidates are re-checked one by one): it
+    runs on morphaug's native CPU kernel, slices in parallel, and raises
+    ``NotImplementedError`` elsewhere (other devices, builds without the
+    native library, ``MORPHAUG_BACKEND=torch``). As scikit-image's, it
+    deletes small components outright (scikit-image issue #3757).
 
     ``'parallel'`` follows Lee, Kashyap and Chu's thinning (scikit-image's
     3-D ``'lee'``) with its sequential re-check replaced by 8 subfields of
@@ -79,23 +97,20 @@ def skeletonize(image, *, method=None):
             [0, 0, 0, 0, 0],
             [0, 0, 0, 0, 0]], dtype=torch.int32)
     """
-    if method == "lee":
-        raise NotImplementedError("method='lee' (scikit-image's 3-D default) is not available yet: use "
-                                  "method='parallel', a topology-preserving thinning close to it")
-    if method is not None and method not in METHODS:
+    if method is not None and (not isinstance(method, str) or method not in METHODS):
         raise ValueError(f"method must be None or one of {sorted(METHODS)}, got {method!r}")
     image = binary_image(image)
     rank = image.ndim - 2
     if method is None:
-        method = "zhang" if rank == 2 else "parallel"
+        method = "zhang" if rank == 2 else "lee"
     if rank not in METHODS[method]:
         raise ValueError(f"method={method!r} works on images of {METHODS.get(method, ())} spatial axes only, got "
                          f"image of shape {tuple(image.shape)}")
     if method == "zhang":
         return _thinning.zhang(image)
-    if rank == 2:
-        return _parallel.thin_parallel(image[:, :, None])[:, :, 0]
-    return _parallel.thin_parallel(image)
+    volume = image[:, :, None] if rank == 2 else image  # a 2-D image is one plane
+    skeleton = _LEE(volume, volume) if method == "lee" else _parallel.thin_parallel(volume)
+    return skeleton[:, :, 0] if rank == 2 else skeleton
 
 
 def thin(image, max_num_iter=None):
