@@ -7,16 +7,18 @@
 // are listed in raster order, then re-checked one by one (simple in the
 // image as it is now) and deleted; this repeats until a whole round of
 // directions deletes nothing. scikit-image scans every voxel for each
-// direction; here the foreground voxels are kept in a list in raster order
-// (the same order, compacted as voxels go), so a round costs the foreground,
-// not the volume. Slices run in parallel.
+// direction; here only the surface is (the foreground voxels with a
+// background face neighbour, the only ones that can be border points), kept
+// in a list in raster order (the same order: compacted as voxels go, with
+// the voxels they uncover merged in), so a round costs the surface, not the
+// volume. Slices run in parallel.
 //
 // A neighbourhood is a 27-bit code, bit 9 (dz + 1) + 3 (dy + 1) + (dx + 1)
 // for the neighbour at offset (dz, dy, dx), the centre's bit (13) clear.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
-#include <array>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -97,14 +99,40 @@ inline bool euler_invariant(uint32_t code, const Tables& t) {
   return change == 0;
 }
 
-void thin_slice(const Slice& s, const Tables& t, std::vector<int64_t>& foreground) {
+// The surface: the foreground voxels with a background face neighbour, in
+// raster order; `listed` marks them. Only they can be border points.
+struct Surface {
+  std::vector<int64_t> voxels, fresh;
+  std::vector<uint8_t> listed;
+
+  void add(int64_t at) {
+    if (!listed[at]) {
+      listed[at] = 1;
+      fresh.push_back(at);
+    }
+  }
+  // Drops the deleted voxels and merges in the fresh ones, in raster order.
+  void update(const uint8_t* image) {
+    size_t kept = 0;
+    for (const int64_t at : voxels)
+      if (image[at]) voxels[kept++] = at;
+    voxels.resize(kept);
+    std::sort(fresh.begin(), fresh.end());
+    const size_t middle = voxels.size();
+    voxels.insert(voxels.end(), fresh.begin(), fresh.end());
+    std::inplace_merge(voxels.begin(), voxels.begin() + middle, voxels.end());
+    fresh.clear();
+  }
+};
+
+void thin_slice(const Slice& s, const Tables& t, Surface& surface) {
   std::vector<int64_t> candidates;
   int unchanged = 0;
   while (unchanged < s.directions) {
     unchanged = 0;
     for (int d = 0; d < s.directions; ++d) {
       candidates.clear();
-      for (const int64_t at : foreground) {
+      for (const int64_t at : surface.voxels) {
         if (s.image[at + s.faces[d]] != 0) continue;
         const uint32_t code = code_at(s, t, at);
         if (__builtin_popcount(code) == 1 || !euler_invariant(code, t) || !connected(code)) continue;
@@ -112,16 +140,15 @@ void thin_slice(const Slice& s, const Tables& t, std::vector<int64_t>& foregroun
       }
       bool changed = false;
       for (const int64_t at : candidates) {
-        if (connected(code_at(s, t, at))) {
-          s.image[at] = 0;
-          changed = true;
-        }
+        if (!connected(code_at(s, t, at))) continue;
+        s.image[at] = 0;
+        surface.listed[at] = 0;
+        for (const int64_t face : s.faces)
+          if (s.image[at + face]) surface.add(at + face);
+        changed = true;
       }
       if (changed) {
-        size_t kept = 0;
-        for (const int64_t at : foreground)
-          if (s.image[at]) foreground[kept++] = at;
-        foreground.resize(kept);
+        surface.update(s.image);
       } else {
         ++unchanged;
       }
@@ -169,22 +196,29 @@ at::Tensor skeletonize_lee_cpu(const at::Tensor& mask, at::IntArrayRef euler_cha
   bool* target = out.data_ptr<bool>();
   parallel_over(slices, voxels * 8, [&](int64_t begin, int64_t end) {
     std::vector<uint8_t> image(padded);
-    std::vector<int64_t> foreground;
+    Surface surface;
     for (int64_t slice = begin; slice < end; ++slice) {
       std::fill(image.begin(), image.end(), 0);
-      foreground.clear();
+      surface.listed.assign(padded, 0);
+      surface.voxels.clear();
       const bool* in = source + slice * voxels;
       for (int64_t z = 0; z < depth; ++z)
         for (int64_t y = 0; y < height; ++y)
           for (int64_t x = 0; x < width; ++x)
-            if (in[(z * height + y) * width + x]) {
-              const int64_t at = (z + 1) * plane + (y + 1) * pw + x + 1;
-              image[at] = 1;
-              foreground.push_back(at);
-            }
+            image[(z + 1) * plane + (y + 1) * pw + x + 1] = in[(z * height + y) * width + x];
       Slice s = shape;
       s.image = image.data();
-      thin_slice(s, t, foreground);
+      for (int64_t at = 0; at < padded; ++at) {
+        if (!image[at]) continue;
+        for (const int64_t face : s.faces) {
+          if (!image[at + face]) {
+            surface.listed[at] = 1;
+            surface.voxels.push_back(at);
+            break;
+          }
+        }
+      }
+      thin_slice(s, t, surface);
       bool* result = target + slice * voxels;
       for (int64_t z = 0; z < depth; ++z)
         for (int64_t y = 0; y < height; ++y)

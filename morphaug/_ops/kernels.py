@@ -408,8 +408,9 @@ def skeletonize_lee(mask: torch.Tensor, euler_changes: Sequence[int]) -> torch.T
         bool ``(B, C, D, H, W)``, the skeletons.
 
     Lee, Kashyap and Chu's sequential thinning, slices in parallel: per border direction the
-    candidates are listed in raster order, then re-checked and deleted one by one, over a list of
-    the foreground voxels rather than the whole volume.
+    candidates are listed in raster order, then re-checked and deleted one by one, visiting the
+    surface (a raster-ordered list of the foreground voxels with a background face neighbour)
+    rather than the whole volume.
     """
     return ops_for(mask).skeletonize_lee(mask, list(euler_changes))
 
