@@ -94,7 +94,8 @@ def _thin(image: torch.Tensor, algorithm: str, max_iterations: int | None) -> to
         steps = chunk if max_iterations is None else min(chunk, max_iterations - done)
         before = interior.sum(dtype=torch.int64)
         for _, table in itertools.product(range(steps), tables):
-            interior &= ~table[_codes(padded, offsets).int()]  # clearing background pixels changes nothing
+            code = _codes(padded, offsets)  # clearing background pixels changes nothing
+            interior &= ~table.index_select(0, code.flatten().int()).view(code.shape)
         done += steps
         if _sync.host_read((interior.sum(dtype=torch.int64) == before).view(1), "binary fixpoint")[0]:
             break
