@@ -1,6 +1,6 @@
 """Side-by-side benchmarks: morphaug against the tools users use instead.
 
-    python benchmarks/run.py [--suite ndimage,transforms,ot,metrics,per_sample,peers,segmentation] [--device cpu,cuda] [--quick]
+    python benchmarks/run.py [--suite ndimage,transforms,ot,metrics,morphology,per_sample,peers,segmentation] [--device cpu,cuda] [--quick]
                              [--busy N]
 
 Prints a markdown table of speed-ups (reference time / morphaug time, > 1 means
@@ -33,7 +33,7 @@ from _timing import format_table  # noqa: E402
 
 from morphaug.demo import busy_processes  # noqa: E402
 
-SUITES = ["ndimage", "transforms", "ot", "metrics", "per_sample", "peers", "segmentation"]
+SUITES = ["ndimage", "transforms", "ot", "metrics", "morphology", "per_sample", "peers", "segmentation"]
 
 
 def main(argv=None) -> int:

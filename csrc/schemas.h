@@ -109,6 +109,11 @@ inline void define_schemas(torch::Library& m) {
   // slice. structure: the 3^S flags of a centrosymmetric (3,) * S structure
   // in C order (its centre is not read).
   m.def("label(Tensor mask, int[] structure, ScalarType dtype) -> (Tensor, Tensor)");
+  // scikit-image's skeletonize(method="lee") of each slice of a bool (B, C,
+  // D, H, W) mask (a 2-D image as D = 1), bit for bit: a new bool tensor.
+  // euler_changes: the 128 changes of 8 x the Euler characteristic of a
+  // 2 x 2 x 2 window when its corner 0 goes, by the code of its other corners.
+  m.def("skeletonize_lee(Tensor mask, int[] euler_changes) -> Tensor");
   // The component filters of the transforms (KeepLargestComponents,
   // RemoveSmallComponents): the voxels of the components of label(mask,
   // structure) that go, in some channel: (B, 1, *spatial) bool. A component

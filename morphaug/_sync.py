@@ -27,7 +27,8 @@ __all__ = ["READS", "host_read", "to_device"]
 #: Why morphaug reads device data back, and where.
 READS = {
     "binary fixpoint": "binary ops repeated to a fixpoint (iterations < 1: binary_propagation and "
-                       "binary_fill_holes on the torch backend) or more than 4 times: whether the last chunk "
+                       "binary_fill_holes on the torch backend; the thinnings of morphaug.morphology) or more "
+                       "than 4 times: whether the last chunk "
                        "of steps (or of labelling rounds) changed anything, and where the voxels it reached "
                        "lie when it followed one-way offsets (their bounding box), once per chunk",
     "label classes": "morphaug.transforms: the classes present in an index label map when neither num_classes= "

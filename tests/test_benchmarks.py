@@ -28,7 +28,7 @@ def run_benchmarks(monkeypatch, capsys, *arguments: str) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot", "per_sample", pytest.param("peers", marks=NO_CV2),
+@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot", "morphology", "per_sample", pytest.param("peers", marks=NO_CV2),
                                    "segmentation"])
 def test_suite_runs_quick(suite, monkeypatch, capsys):
     output = run_benchmarks(monkeypatch, capsys, "--suite", suite, "--device", "cpu", "--quick", "--no-write")

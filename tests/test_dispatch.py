@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from morphaug import _ops, metrics, ndimage, ot, transforms
+from morphaug import _ops, metrics, morphology, ndimage, ot, transforms
 
 NATIVE, WHY_NOT = _ops.load_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
@@ -25,6 +25,16 @@ B = torch.softmax(torch.rand(3, 5, generator=GEN, dtype=torch.float64), -1)
 COST = torch.rand(6, 5, generator=GEN, dtype=torch.float64)
 HISTS = torch.softmax(torch.rand(2, 2, 36, generator=GEN, dtype=torch.float64), -1).view(2, 2, 6, 6)
 NO_CENTRE = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], bool)  # no native kernel takes an element without its centre
+
+def torch_policy(call, error: type[Exception]):
+    """``call`` under ``MORPHAUG_BACKEND=torch``, raising ``error`` (a table whose torch row refuses)."""
+    def run():
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("MORPHAUG_BACKEND", "torch")
+            with pytest.raises(error):
+                call()
+    return run
+
 
 def case(case_id: str, op: str, kernel: str, call):
     """The case of table ``op`` whose kernel is ``kernel`` (``"torch"``: its last row, the torch
@@ -42,6 +52,7 @@ BINARY = "binary masks (morphaug.metrics)"
 LISTS = "surface distance lists (morphaug.metrics on the CPU)"
 SINKHORN = "sinkhorn (method 'sinkhorn', SinkhornLoss)"
 BARYCENTER = "wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)"
+LEE = "skeletonize(method='lee')"
 
 CASES = [
     case("erosion-propagate", "binary_erosion", "propagate", lambda: ndimage.binary_erosion(M, iterations=0)),
@@ -102,6 +113,9 @@ CASES = [
     case("surface-lists", LISTS, "surface_distance_lists", lambda: metrics.hausdorff_distance(M, M.roll(1, -1))),
     case("surface-lists-torch-taxicab", LISTS, "torch",
          lambda: metrics.hausdorff_distance(M, M.roll(1, -1), distance_metric="taxicab")),
+    case("skeletonize-lee", LEE, "skeletonize_lee", lambda: morphology.skeletonize(M, method="lee")),
+    case("skeletonize-lee-torch", LEE, "torch",  # no torch Lee: the policy's refusal says why
+         torch_policy(lambda: morphology.skeletonize(M, method="lee"), NotImplementedError)),
 ]
 
 

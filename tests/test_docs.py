@@ -76,9 +76,10 @@ def test_modules_with_examples_are_found():
 # ---------------------------------------------------------------------------------------------
 # the API reference
 
-PUBLIC_MODULES = ["morphaug", "morphaug.ndimage", "morphaug.measure", "morphaug.segmentation", "morphaug.footprints", "morphaug.transforms", "morphaug.metrics",
-                  "morphaug.losses", "morphaug.ot", "morphaug.adapters.monai", "morphaug.adapters.torchvision",
-                  "morphaug.adapters.kornia", "morphaug.adapters.kornia.morphology", "morphaug.adapters.kornia.contrib"]
+PUBLIC_MODULES = ["morphaug", "morphaug.ndimage", "morphaug.morphology", "morphaug.measure", "morphaug.segmentation",
+                  "morphaug.footprints", "morphaug.transforms", "morphaug.metrics", "morphaug.losses", "morphaug.ot",
+                  "morphaug.adapters.monai", "morphaug.adapters.torchvision", "morphaug.adapters.kornia",
+                  "morphaug.adapters.kornia.morphology", "morphaug.adapters.kornia.contrib"]
 
 
 def _documented(api: str) -> dict[str, set[str]]:

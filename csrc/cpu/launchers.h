@@ -58,6 +58,8 @@ at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor
 at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights, at::IntArrayRef offsets);
 // signed_edt.cpp
 at::Tensor signed_edt_cpu(const at::Tensor& mask);
+// skeleton.cpp
+at::Tensor skeletonize_lee_cpu(const at::Tensor& mask, at::IntArrayRef euler_changes);
 // sinkhorn.cpp
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_scaling_cpu(
     const at::Tensor& a, const at::Tensor& b, const at::Tensor& kernel, int64_t max_iter, double tol,

@@ -165,6 +165,7 @@ KERNELS = {kernel.name: kernel for kernel in [
            limit=_squared_distances),
     Kernel("binary_values", _FLAT_GREY_DTYPES, 16, "the surface metrics on the CPU: the binary check"),
     Kernel("surface_distance_lists", None, 3, "the surface metrics on the CPU (Euclidean)"),
+    Kernel("skeletonize_lee", None, 3, "morphology.skeletonize(method='lee') (CPU only)"),
     Kernel("sinkhorn_scaling", _FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     Kernel("grid_barycenter", _FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
     # the component kernels take the label maps of label's kernel (at most 8 axes, as it)

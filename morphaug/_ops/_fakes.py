@@ -34,6 +34,10 @@ def label(mask, structure, dtype):
     return mask.new_empty(mask.shape, dtype=dtype), mask.new_empty(mask.shape[:2], dtype=torch.int64)
 
 
+def skeletonize_lee(mask, euler_changes):
+    return torch.empty_like(mask)
+
+
 def label_sizes(labels, width):
     return labels.new_empty((*labels.shape[:2], width), dtype=torch.int64)
 

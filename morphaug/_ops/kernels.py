@@ -27,7 +27,7 @@ from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
            "fill_holes", "ball_morphology", "signed_edt", "binary_values",
-           "surface_distance_lists", "label_sizes", "filter_components",
+           "surface_distance_lists", "skeletonize_lee", "label_sizes", "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
 
@@ -393,6 +393,26 @@ def surface_distance_lists(pred: torch.Tensor, ref: torch.Tensor, sampling: Sequ
     """
     values = None if sampling is None else [float(s) for s in sampling]
     return ops_for(pred).surface_distance_lists(pred, ref, values, reach, float(budget), symmetric)
+
+
+def skeletonize_lee(mask: torch.Tensor, euler_changes: Sequence[int]) -> torch.Tensor:
+    """scikit-image's ``skeletonize(method="lee")`` of each ``(b, c)`` slice, bit for bit.
+
+    Args:
+        mask: bool ``(B, C, D, H, W)``; a 2-D image as ``D = 1`` (scikit-image then visits the
+            four in-plane border directions only).
+        euler_changes: 128 ints, the change of 8 x the Euler characteristic of a 2 x 2 x 2 window
+            (``morphaug.measure``'s table) when its corner 0 goes, by the code of its other corners.
+
+    Returns:
+        bool ``(B, C, D, H, W)``, the skeletons.
+
+    Lee, Kashyap and Chu's sequential thinning, slices in parallel: per border direction the
+    candidates are listed in raster order, then re-checked and deleted one by one, visiting the
+    surface (a raster-ordered list of the foreground voxels with a background face neighbour)
+    rather than the whole volume.
+    """
+    return ops_for(mask).skeletonize_lee(mask, list(euler_changes))
 
 
 def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:

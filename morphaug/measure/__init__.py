@@ -8,8 +8,10 @@ Counts that scikit-image returns as ints come back as ``(B, C)`` tensors
 (nothing is read back from the device).
 """
 
+from ._euler import euler_number
 from ._label import label
 
 __all__ = [
+    "euler_number",
     "label",
 ]

@@ -75,6 +75,7 @@ from ._surface import (
     normalized_surface_dice,
     surface_distance_metrics,
 )
+from ._topology import betti_errors, betti_numbers, cl_dice
 
 __all__ = ["DISTANCE_METRICS", "SurfaceDistanceResult", "average_surface_distance", "hausdorff_distance",
-           "normalized_surface_dice", "surface_distance_metrics"]
+           "normalized_surface_dice", "surface_distance_metrics", "cl_dice", "betti_numbers", "betti_errors"]
