@@ -1462,6 +1462,21 @@ def test_use_native_without_the_extension(monkeypatch):
     assert info["kernels"]["grey_box"]["cpu"] == "unavailable (native forced)"
 
 
+def test_a_library_built_before_a_kernel_existed_loads(monkeypatch):
+    """A morphaug._C built from older sources lacks a newer kernel's op: registering the fakes
+    skips it (import morphaug used to fail there) and its calls fall through."""
+    import dataclasses
+
+    from morphaug._ops import _contracts, _fakes, kernels
+
+    added = dataclasses.replace(_contracts.KERNELS["label"], name="kernel_of_newer_sources")
+    monkeypatch.setitem(_contracts.KERNELS, added.name, added)
+    monkeypatch.setattr(_fakes, added.name, _fakes.label, raising=False)
+    monkeypatch.setattr(kernels, added.name, kernels.label, raising=False)
+    _contracts._register_fakes("morphaug")
+    assert "no 'kernel_of_newer_sources' kernel for cpu" in _contracts.why_not(added.name, "cpu")
+
+
 def test_backend_info(capsys, monkeypatch):
     monkeypatch.delenv("MORPHAUG_BACKEND", raising=False)
     info = _ops.backend_info()

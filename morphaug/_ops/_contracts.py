@@ -175,8 +175,13 @@ KERNELS = {kernel.name: kernel for kernel in [
 
 
 def _register_fakes(namespace: str) -> None:
-    """Registers every kernel's fake for ``torch.ops.<namespace>`` (its ``.out`` variant's too)."""
+    """Registers every kernel's fake for ``torch.ops.<namespace>`` (its ``.out`` variant's too).
+    A library built before a kernel existed lacks its op: that kernel is then not built there
+    (``why_not`` says so) and its calls fall through, instead of ``import morphaug`` failing."""
+    ops = getattr(torch.ops, namespace)
     for name, kernel in KERNELS.items():
+        if not hasattr(ops, name):
+            continue
         torch.library.register_fake(f"{namespace}::{name}")(kernel.fake)
         if kernel.writes_out:
             torch.library.register_fake(f"{namespace}::{name}.out")(_fakes.write_out)

@@ -27,7 +27,7 @@ Example:
 from __future__ import annotations
 
 import torch
-from kornia.core.exceptions import BaseError, ShapeError, TypeCheckError
+from kornia.core.exceptions import BaseError, TypeCheckError
 
 from ... import ndimage
 
