@@ -49,7 +49,7 @@ from torch._subclasses.fake_tensor import (
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from morphaug import _ops, _sync, footprints, losses, metrics, ndimage, ot, transforms
+from morphaug import _ops, _sync, footprints, losses, measure, metrics, morphology, ndimage, ot, segmentation, transforms
 
 aten = torch.ops.aten
 
@@ -244,6 +244,15 @@ CALLS = [
                                                             _labels(d, B, 1, n, n, n)), {"index": [1, 2]})),
     call("ndimage.center_of_mass", lambda d, n: (ndimage.center_of_mass, (_image(d, B, 1, n, n, n),
                                                                           _labels(d, B, 1, n, n, n), [1, 2]), {})),
+    call("ndimage.variance", lambda d, n: (ndimage.variance, (_image(d, B, 1, n, n, n), _labels(d, B, 1, n, n, n)),
+                                           {"index": [1, 2]})),
+    call("ndimage.median", lambda d, n: (ndimage.median, (_image(d, B, 1, n, n, n), _labels(d, B, 1, n, n, n)),
+                                         {"index": [1, 2]})),
+    call("ndimage.extrema", lambda d, n: (ndimage.extrema, (_image(d, B, 1, n, n, n), _labels(d, B, 1, n, n, n)),
+                                          {"index": [1, 2]})),
+    call("ndimage.histogram", lambda d, n: (ndimage.histogram, (_image(d, B, 1, n, n, n), 0.0, 1.0, 16), {})),
+    call("ndimage.value_indices", lambda d, n: (ndimage.value_indices, (_labels(d, B, 1, n, n, n),), {}),
+         reads={"value_indices"}),
     call("ndimage.find_objects", lambda d, n: (ndimage.find_objects, (_labels(d, B, 1, n, n, n),),
                                                {"max_label": 2})),
     call("ndimage.find_objects (no max_label)", lambda d, n: (ndimage.find_objects, (_labels(d, B, 1, n, n, n),), {}),
@@ -256,6 +265,23 @@ CALLS = [
          lambda d, n: (footprints.footprints_from_params,
                        (torch.zeros(B, dtype=torch.long, device=d), torch.ones(B, dtype=torch.long, device=d),
                         tuple(footprints.SHAPE_METRICS), 3, 2), {})),
+    call("morphology.skeletonize (parallel)", lambda d, n: (morphology.skeletonize, (_mask(d, B, 1, n, n, n),),
+                                                            {"method": "parallel"}), reads={"binary fixpoint"}),
+    call("morphology.skeletonize (zhang)", lambda d, n: (morphology.skeletonize, (_mask(d, B, 1, 4 * n, 4 * n),), {}),
+         reads={"binary fixpoint"}),
+    call("morphology.thin", lambda d, n: (morphology.thin, (_mask(d, B, 1, 4 * n, 4 * n),), {}),
+         reads={"binary fixpoint"}),
+    call("measure.euler_number", lambda d, n: (measure.euler_number, (_mask(d, B, 1, n, n, n),), {})),
+    call("measure.label", lambda d, n: (measure.label, (_labels(d, B, 1, n, n, n),), {"return_num": True}),
+         reads={"binary fixpoint"}),
+    call("segmentation.expand_labels", lambda d, n: (segmentation.expand_labels, (_labels(d, B, 1, n, n, n),),
+                                                     {"distance": 2}), native={"edt"}),
+    call("segmentation.find_boundaries", lambda d, n: (segmentation.find_boundaries, (_labels(d, B, 1, n, n, n),),
+                                                       {"mode": "inner"})),
+    call("metrics.cl_dice", lambda d, n: (metrics.cl_dice, (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n)),
+                                          {"method": "parallel"}), reads={"binary fixpoint"}),
+    call("metrics.betti_numbers", lambda d, n: (metrics.betti_numbers, (_mask(d, B, 1, n, n, n),), {}),
+         native={"label"}),
     call("metrics.surface_distance_metrics",
          lambda d, n: (metrics.surface_distance_metrics, (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n), 1.0),
                        {"percentile": 95}),
@@ -300,6 +326,8 @@ TRANSFORMS = [
     ("transforms.LabelBoundary", lambda: transforms.LabelBoundary("label", "edge", num_classes=3), (),
      {"ball_morphology"}),
     ("transforms.FillHoles", lambda: transforms.FillHoles("label", num_classes=3), (), {"fill_holes"}),
+    ("transforms.ExpandLabels", lambda: transforms.ExpandLabels("label", distance=2), (), {"edt"}),
+    ("transforms.InstanceBoundary", lambda: transforms.InstanceBoundary("label", "edge"), (), ()),
     ("transforms.RandBoundaryJitter", lambda: transforms.RandBoundaryJitter("label", prob=1.0, num_classes=3), (),
      {"signed_edt"}),
     ("transforms.KeepLargestComponents", lambda: transforms.KeepLargestComponents("label", num_classes=3), (),
