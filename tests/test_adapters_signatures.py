@@ -110,7 +110,7 @@ def test_p_is_checked_under_its_own_name(cls):
         cls(p=1.5)
 
 
-@pytest.mark.parametrize("cls, name", [(monai_adapters.FillHolesd, "batched"),
+@pytest.mark.parametrize("cls, name", [(monai_adapters.KeepLargestComponentsd, "batched"),
                                        (monai_adapters.DistanceMapd, "spacing_from_meta"),
                                        (kornia_adapters.RandLabelMorphology2D, "same_on_batch"),
                                        (kornia_adapters.DistanceMap3D, "keepdim")])

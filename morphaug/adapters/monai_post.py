@@ -8,10 +8,11 @@ twins (suffix ``d``; MONAI's ``D`` and ``Dict`` aliases too). MONAI's own tests 
 against them (``tests/monai_suite``).
 
 Containers
-    Each class's MONAI's: a tensor in, a MetaTensor out (a plain tensor when MONAI's ``get_track_meta()``
-    is off), with the input's metadata, on the input's device, in the input's dtype; a NumPy array in, a
-    NumPy array out for ``RemoveSmallObjects`` and ``LabelFilter``, a MetaTensor for the others, which
-    MONAI converts first; ``DistanceTransformEDT``: float64 in the input's container type. Inputs
+    Each class's MONAI's, on the input's device, in the input's dtype (``DistanceTransformEDT``: float64),
+    a MetaTensor's metadata kept: ``RemoveSmallObjects`` and ``DistanceTransformEDT`` return the input's
+    type (NumPy, tensor, MetaTensor); ``LabelFilter`` returns NumPy for NumPy and a MetaTensor for a
+    tensor; the others convert any input to a MetaTensor first and return one (a plain tensor when
+    MONAI's ``get_track_meta()`` is off). Inputs
     are never modified (MONAI's ``KeepLargestConnectedComponent`` writes into a tensor input).
 Per sample or batched
     ``batched=False`` (keyword-only, not in MONAI): the input is one sample ``(C, *spatial)``, as
@@ -56,8 +57,8 @@ class _Post(Transform):
     backend = [TransformBackends.TORCH, TransformBackends.NUMPY]
     #: the output dtype (None: the input's)
     out_dtype: torch.dtype | None = None
-    #: whether a NumPy input comes back as NumPy (MONAI's transforms that convert it first return a tensor)
-    keeps_numpy = False
+    #: whether MONAI converts the input to a MetaTensor first (and returns one), or returns the input's type
+    converts = True
 
     def _setup(self, batched) -> None:
         self.batched = check_flag(batched, "batched")
@@ -65,8 +66,7 @@ class _Post(Transform):
     def __call__(self, img):
         if not isinstance(img, (np.ndarray, torch.Tensor)):
             raise NotImplementedError(f"{self.__class__} can not handle data of type {type(img)}.")
-        numpy_out = isinstance(img, np.ndarray) and self.keeps_numpy
-        dst = img if numpy_out else convert_to_tensor(img, track_meta=get_track_meta())
+        dst = convert_to_tensor(img, track_meta=get_track_meta()) if self.converts else img
         x = convert_to_tensor(img, track_meta=False)
         if self.batched and x.ndim < 2:
             raise ValueError(f"{type(self).__name__}(batched=True) takes a batch (B, C, *spatial), got shape "
@@ -201,7 +201,7 @@ class RemoveSmallObjects(_Post):
         array([[[0, 0, 0, 0, 0, 0, 1, 1, 1]]])
     """
 
-    keeps_numpy = True
+    converts = False
 
     def __init__(self, min_size: int = 64, connectivity: int = 1, independent_channels: bool = True,
                  by_measure: bool = False, pixdim=None, *, batched: bool = False):
@@ -327,7 +327,8 @@ class DistanceTransformEDT(_Post):
     """MONAI's ``DistanceTransformEDT``: the exact Euclidean distance transform of each channel (SciPy's).
 
     Distances of ``img != 0`` to the nearest 0 of its channel, in ``sampling`` units, as float64 (SciPy's
-    precision) in the input's container type (NumPy, tensor or MetaTensor, metadata kept); computed by
+    precision) in the input's container type (NumPy, tensor or MetaTensor; MONAI's MetaTensor comes
+    without the input's metadata, this one keeps it); computed by
     :func:`morphaug.ndimage.distance_transform_edt` on every sample and channel in one call, on the
     input's device (no cuCIM needed; ties and values are SciPy's). ``batched``: see
     :mod:`morphaug.adapters.monai_post`.
@@ -340,7 +341,7 @@ class DistanceTransformEDT(_Post):
     """
 
     out_dtype = torch.float64
-    keeps_numpy = True
+    converts = False
 
     def __init__(self, sampling=None, *, batched: bool = False):
         super().__init__()
@@ -351,9 +352,7 @@ class DistanceTransformEDT(_Post):
         per_sample = img.ndim - (1 if self.batched else 0)
         if not 3 <= per_sample <= 4:
             raise RuntimeError("Wrong input dimensionality. Use (num_channels, H, W [,D])")
-        out = super().__call__(img)
-        # MONAI returns the input's type: a plain tensor stays one
-        return out.as_tensor() if type(img) is torch.Tensor and isinstance(out, MetaTensor) else out
+        return super().__call__(img)
 
     def compute(self, x, img):
         distances = torch.empty(x.shape, dtype=torch.float64, device=x.device)
