@@ -26,8 +26,8 @@ Host reads
 Example:
     >>> import numpy as np
     >>> from morphaug.adapters.monai import KeepLargestConnectedComponent
-    >>> KeepLargestConnectedComponent(connectivity=1)(np.array([[[1, 1, 0, 1]]]))
-    array([[[1, 1, 0, 0]]])
+    >>> KeepLargestConnectedComponent(connectivity=1)(np.array([[[1, 1, 0, 1]]]))  # a MetaTensor, as MONAI's
+    metatensor([[[1, 1, 0, 0]]])
 """
 
 from __future__ import annotations
