@@ -335,7 +335,8 @@ def random_labels(seed: int, onehot: bool = False, dtype=torch.int64, channels: 
             value = int(torch.randint(1 if onehot or last else 0, classes, (), generator=g))
             index[tuple(slice(a, b) for a, b in zip(lo, hi))] = value
             if last:  # background, or another label (enclosed labels are MONAI's holes too)
-                inner = 0 if onehot or torch.rand((), generator=g) < 0.7 else int(torch.randint(0, classes, (), generator=g))
+                other = int(torch.randint(0, classes, (), generator=g))
+                inner = 0 if onehot or torch.rand((), generator=g) < 0.7 else other
                 index[tuple(slice(a + 1, b - 1) for a, b in zip(lo, hi))] = inner
     if onehot:
         out = torch.nn.functional.one_hot(index, classes).movedim(-1, 0)
@@ -475,3 +476,17 @@ def test_drop_in_errors_are_monai_s():
         monai_adapters.RemoveSmallObjects(by_measure=True)(torch.tensor([[[0, 1, 1]]]))
     with pytest.warns(UserWarning, match="not in use"):
         monai_adapters.RemoveSmallObjects(pixdim=2.0)(torch.tensor([[[0, 1, 1]]]))
+
+
+@pytest.mark.parametrize("values", [(0, 2, 7), (0, 5, 70000, 2**30)])
+def test_remove_small_objects_on_label_values_dense_and_sparse(values):
+    """A map of label values (maximum above 1): MONAI removes whole values held by too few voxels, counted
+    in slots (dense values) or sorted (sparse ones); per sample as in a batch."""
+    g = torch.Generator().manual_seed(len(values))
+    img = torch.tensor(values)[torch.randint(0, len(values), (1, 6, 7), generator=g)]
+    for min_size in (3, 10, 15):
+        ours = monai_adapters.RemoveSmallObjects(min_size=min_size)
+        assert_same(ours(img), monai_result("RemoveSmallObjects", {"min_size": min_size}, img))
+        batch = torch.stack([img, img.flip(1)])
+        batched = monai_adapters.RemoveSmallObjects(min_size=min_size, batched=True)(batch)
+        assert torch.equal(batched, torch.stack([ours(sample) for sample in batch]))

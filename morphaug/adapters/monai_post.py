@@ -98,7 +98,29 @@ def _present(x: torch.Tensor, onehot: bool) -> list:
         return [c for c, flag in enumerate(_read((x.flatten(2).sum(-1) > 0).any(0))) if flag and c != 0]
     if x.shape[1] != 1:
         raise ValueError(f"If input not one-hotted, should only be 1 channel, got {x.shape[1]}.")
-    return [value for value in _read(torch.unique(x)) if value != 0]
+    return [value for value in _distinct(x) if value != 0]
+
+
+#: Label values counted into slots by :func:`_distinct` (others: a sort).
+_SLOTS = 4096
+
+
+def _distinct(x: torch.Tensor) -> list:
+    """The distinct values of ``x``, ascending (MONAI's ``unique``): counted into slots where they are whole
+    numbers in ``0 .. _SLOTS - 1`` (label maps; many times faster than ``torch.unique``'s sort), else sorted."""
+    values = x.flatten()
+    if values.is_floating_point():
+        whole = (values.frac() == 0) & (values >= 0) & (values < _SLOTS)  # NaN and inf are not whole
+    else:  # torch compares no uint32/uint64; the smaller types are widened for the slot _SLOTS
+        values = values.int() if values.dtype.itemsize <= 2 else values if values.dtype.is_signed else values.long()
+        whole = (values >= 0) & (values < _SLOTS)
+    slot = torch.where(whole, values, _SLOTS).int()
+    counts = torch.zeros(_SLOTS + 1, dtype=torch.int64, device=x.device)
+    counts.index_add_(0, slot, torch.ones((), dtype=torch.int64, device=x.device).expand(slot.shape))
+    present = _read(counts > 0)
+    if present[_SLOTS]:
+        return _read(torch.unique(x))
+    return [value for value, flag in enumerate(present[:_SLOTS]) if flag]
 
 
 def _values(labels: list, like: torch.Tensor) -> torch.Tensor:
@@ -153,13 +175,14 @@ class KeepLargestConnectedComponent(_Post):
         labels = self.applied_labels if self.applied_labels is not None else _present(x, onehot)
         if not labels:
             return x
-        out = x.clone()
         if not onehot:
             values = _values(labels, x)
             masks = x[:, :1] == values
             gone = self.removed(masks if self.independent else masks.any(1, keepdim=True)).any(1, keepdim=True)
-            out[:, :1] = torch.where(gone, 0, x[:, :1])
-            return out
+            if x.shape[1] == 1:
+                return torch.where(gone, 0, x)
+            return torch.cat([torch.where(gone, 0, x[:, :1]), x[:, 1:]], 1)
+        out = x.clone()
         picked = x[:, labels]
         if self.independent:
             gone = self.removed(picked > 0)
@@ -266,13 +289,20 @@ class RemoveSmallObjects(_Post):
     def _small_labels(self, x: torch.Tensor, threshold: float) -> torch.Tensor:
         """skimage on a map of labels: each sample's label values held by too few voxels become 0."""
         values = x.to(torch.int32).flatten(1)
-        if _read((values < 0).any()):
+        low, high = _read(torch.stack([values.amin(), values.amax()]))
+        if low < 0:
             raise ValueError("Negative value labels are not supported. Try relabeling the input with "
                              "`scipy.ndimage.label` or `skimage.morphology.label`.")
-        keys = torch.arange(x.shape[0], device=x.device)[:, None] * 2**32 + values
-        _, inverse, counts = torch.unique(keys, return_inverse=True, return_counts=True)
+        rows = torch.arange(x.shape[0], device=x.device)[:, None]
+        if x.shape[0] * (high + 1) > max(values.numel(), _SLOTS):  # sparse label values: sorted
+            _, keys, counts = torch.unique(rows * 2**32 + values, return_inverse=True, return_counts=True)
+        else:  # each sample's label values counted into its own row of high + 1 slots
+            keys = rows * (high + 1) + values
+            counts = torch.zeros(x.shape[0] * (high + 1), dtype=torch.int64, device=x.device)
+            one = torch.ones((), dtype=torch.int64, device=x.device)
+            counts.index_add_(0, keys.flatten(), one.expand(keys.numel()))
         small = counts <= threshold if _inclusive() else counts < threshold
-        return torch.where(small[inverse], 0, values).view(x.shape).to(x.dtype)
+        return torch.where(small[keys], 0, values).view(x.shape).to(x.dtype)
 
 
 class FillHoles(_Post):
@@ -363,10 +393,11 @@ class DistanceTransformEDT(_Post):
 class LabelToContour(_Post):
     """MONAI's ``LabelToContour``: MONAI's Laplacian edge of each channel, clamped to ``[0, 1]``.
 
-    ``(3^n - 1) x - (the sum of x's other neighbours in the 3^n box)``, zero outside, as MONAI's
-    convolution computes it, for every sample and channel in one grouped convolution (it is a linear
-    filter: on 0/1 masks it is the inner boundary, ``x & ~binary_erosion(x)``, and other values give
-    MONAI's other values). 2-D and 3-D, as MONAI's. ``batched``: see :mod:`morphaug.adapters.monai_post`.
+    ``(3^n - 1) x - (the sum of x's other neighbours in the 3^n box)``, zero outside, MONAI's
+    convolution, as ``3^n x`` less a separable box sum (exact for whole numbers; other values within
+    float rounding), every sample and channel at once: a linear filter, on 0/1 masks the inner boundary
+    ``x & ~binary_erosion(x)``, and MONAI's values for any other input. 2-D and 3-D, as MONAI's.
+    ``batched``: see :mod:`morphaug.adapters.monai_post`.
 
     Example:
         >>> import torch
@@ -386,11 +417,12 @@ class LabelToContour(_Post):
         if rank not in (2, 3):
             raise ValueError(f"{self.__class__} can only handle 2D or 3D images.")
         values = x if x.is_floating_point() else x.float()
-        kernel = torch.full((1, 1, *[3] * rank), -1.0, dtype=values.dtype, device=x.device)
-        kernel[(0, 0, *[1] * rank)] = 3**rank - 1
-        conv = torch.nn.functional.conv2d if rank == 2 else torch.nn.functional.conv3d
-        edges = conv(values.reshape(-1, 1, *x.shape[2:]), kernel, padding=1).view(x.shape)
-        return edges.clamp_(0.0, 1.0)
+        box = values  # the sum over the 3^n box, zero outside: one 3-tap sum per axis
+        for axis in range(2, x.ndim):
+            padded = torch.nn.functional.pad(box, [0, 0] * (x.ndim - 1 - axis) + [1, 1])
+            n = x.shape[axis]
+            box = padded.narrow(axis, 0, n) + padded.narrow(axis, 1, n) + padded.narrow(axis, 2, n)
+        return (values * 3**rank - box).clamp_(0.0, 1.0)
 
 
 class LabelFilter(_Post):
