@@ -490,3 +490,18 @@ def test_remove_small_objects_on_label_values_dense_and_sparse(values):
         batch = torch.stack([img, img.flip(1)])
         batched = monai_adapters.RemoveSmallObjects(min_size=min_size, batched=True)(batch)
         assert torch.equal(batched, torch.stack([ours(sample) for sample in batch]))
+
+
+@pytest.mark.parametrize("name", [f"{name}{suffix}" for name in DROP_INS for suffix in ("", "d")])
+def test_drop_in_signatures_are_monai_s_plus_batched(name):
+    """MONAI's parameters, in MONAI's order, with MONAI's defaults, then the keyword-only ``batched=False``;
+    MONAI's array and dictionary base classes."""
+    import inspect
+
+    ours, theirs = getattr(monai_adapters, name), getattr(monai_transforms, name)
+    parameters = list(inspect.signature(ours).parameters.values())
+    assert parameters[-1].name == "batched" and parameters[-1].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters[-1].default is False
+    expected = [(p.name, p.default) for p in inspect.signature(theirs).parameters.values()]
+    assert [(p.name, p.default) for p in parameters[:-1]] == expected
+    assert issubclass(ours, monai_transforms.MapTransform if name.endswith("d") else monai_transforms.Transform)
