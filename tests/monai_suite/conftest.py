@@ -1,8 +1,9 @@
-"""Runs MONAI's own tests of the post-processing transforms against ``morphaug.adapters.monai``.
+"""Runs MONAI's own tests of the post-processing transforms (and of the Hausdorff and surface-distance metric
+classes) against ``morphaug.adapters.monai``.
 
 The ``test_*.py`` files here are MONAI's (Project-MONAI/MONAI d388d1c, the last snapshot before the
 installed 1.6.1, whose post-processing transforms and tests are those of this commit), copied with one
-change: the transforms they test are imported from ``morphaug.adapters.monai`` instead of ``monai``
+change: the classes they test are imported from ``morphaug.adapters.monai`` instead of ``monai``
 (``from monai.transforms import FillHoles`` -> ``from morphaug.adapters.monai import FillHoles``), and
 MONAI's test helpers from :mod:`monai_suite.monai_test_utils` instead of ``tests.test_utils``.
 Everything else (``MetaTensor``, ``convert_to_dst_type``, ...) is MONAI's own. The tests run on the
@@ -40,9 +41,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
 
 
-def _expand(cases):
+def _expand(cases, doc_func=None):
     """``parameterized.expand(cases)``: one test method per case in the calling class body, named as
-    ``parameterized`` names them (``test_x_<index>`` and, when the case starts with a string, ``_<it>``)."""
+    ``parameterized`` names them (``test_x_<index>`` and, when the case starts with a string, ``_<it>``);
+    ``doc_func`` (the test's description) is accepted and not used."""
 
     def decorate(func):
         namespace = inspect.currentframe().f_back.f_locals
