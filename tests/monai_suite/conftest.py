@@ -1,8 +1,8 @@
 """Runs MONAI's own tests of the post-processing transforms (and of the Hausdorff and surface-distance metric
 classes) against ``morphaug.adapters.monai``.
 
-The ``test_*.py`` files here are MONAI's (Project-MONAI/MONAI d388d1c, the last snapshot before the
-installed 1.6.1, whose post-processing transforms and tests are those of this commit), copied with one
+The ``test_*.py`` files here are MONAI's (Project-MONAI/MONAI d388d1c, the snapshot at hand; the installed
+1.6.1's code of these transforms differs from it only in LabelToContour's rank check), copied with one
 change: the classes they test are imported from ``morphaug.adapters.monai`` instead of ``monai``
 (``from monai.transforms import FillHoles`` -> ``from morphaug.adapters.monai import FillHoles``), and
 MONAI's test helpers from :mod:`monai_suite.monai_test_utils` instead of ``tests.test_utils``.
