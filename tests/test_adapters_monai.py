@@ -96,7 +96,7 @@ def test_per_sample_matches_core_with_documented_generator(seed):
 
 def dataset_pipeline():
     return Compose([
-        FillHolesd("label", num_classes=3),
+        FillHolesd("label"),
         RandLabelMorphologyd("label", prob=0.8, radius=(1, 2), num_classes=3),
         RandGreyMorphologyd("image", prob=0.8),
     ])
@@ -172,13 +172,13 @@ def test_keys_map_to_roles():
     roles = {"label": "label", "image": "image"}
     sample = make_sample(3)
     out = Compose([
-        FillHolesd(roles, num_classes=3),
+        RemoveSmallComponentsd(roles, min_size=2, num_classes=3),
         RandLabelMorphologyd(roles, prob=1.0, radius=1, num_classes=3),
         RandGreyMorphologyd(roles, prob=1.0),
         DistanceMapd(roles, output_keys=("sdf", "sdf_image"), classes=[2], spacing_from_meta=True),
     ]).set_random_state(0)(sample)
     expected = Compose([
-        FillHolesd("label", num_classes=3),
+        RemoveSmallComponentsd("label", min_size=2, num_classes=3),
         RandLabelMorphologyd("label", prob=1.0, radius=1, num_classes=3),
         RandGreyMorphologyd("image", prob=1.0),
         DistanceMapd("label", output_keys="sdf", classes=[2], spacing_from_meta=True),
@@ -220,7 +220,7 @@ def test_missing_keys():
         t(sample)
     out = RandGreyMorphologyd(["image"], prob=1.0, allow_missing_keys=True)(sample)
     assert out.keys() == sample.keys() and out["label"] is sample["label"]
-    both = FillHolesd(["label", "other"], num_classes=3, allow_missing_keys=True)(sample)
+    both = FillHolesd(["label", "other"], allow_missing_keys=True)(sample)
     assert "other" not in both and sample["label"][0, 3, 4, 4] == 0 and both["label"][0, 3, 4, 4] == 1
 
 
@@ -300,3 +300,208 @@ def test_component_transforms_batched_in_compose(device):
     assert torch.equal(out["label"].as_subclass(torch.Tensor), expected)
     assert out["label"].is_batch and out["label"].device.type == device.type and out["image"] is batch["image"]
     assert 0 < int(rand.last_params["apply"].sum()) < 4
+
+
+# --- the drop-in layer: MONAI's post-processing transforms under MONAI's names -------------------------------
+
+import warnings  # noqa: E402
+
+import monai.transforms as monai_transforms  # noqa: E402
+
+import morphaug.adapters.monai as monai_adapters  # noqa: E402
+
+DROP_INS = ["KeepLargestConnectedComponent", "RemoveSmallObjects", "FillHoles", "DistanceTransformEDT",
+            "LabelToContour", "LabelFilter"]
+
+
+def random_labels(seed: int, onehot: bool = False, dtype=torch.int64, channels: int = 3) -> torch.Tensor:
+    """A sample ``(C, *spatial)`` of 2 or 3 spatial axes: a few boxes of labels and of background drawn over
+    each other (holes, nested labels, labels touching the border, few components: MONAI's unstable
+    argsort ranks at most 16 sizes stably); sometimes empty or one label everywhere."""
+    g = torch.Generator().manual_seed(seed)
+    rank = 2 + seed % 2
+    shape = [int(v) for v in torch.randint(4, 11 if rank == 2 else 8, (rank,), generator=g)]
+    classes = channels if onehot else int(torch.randint(2, 5, (), generator=g))
+    index = torch.zeros(shape, dtype=torch.int64)
+    kind = seed % 7
+    if kind == 5:
+        index.fill_(int(torch.randint(0, classes, (), generator=g)))  # empty or full
+    elif kind != 6:
+        boxes = int(torch.randint(2, 10, (), generator=g))
+        for box in range(boxes):
+            last = box == boxes - 1 and min(shape) >= 3  # the last box: 3 or more wide, with a hole
+            lo = [int(torch.randint(0, n - 2 if last else n, (), generator=g)) for n in shape]
+            hi = [min(n, a + int(torch.randint(3 if last else 1, 7, (), generator=g))) for a, n in zip(lo, shape)]
+            value = int(torch.randint(1 if onehot or last else 0, classes, (), generator=g))
+            index[tuple(slice(a, b) for a, b in zip(lo, hi))] = value
+            if last:  # background, or another label (enclosed labels are MONAI's holes too)
+                other = int(torch.randint(0, classes, (), generator=g))
+                inner = 0 if onehot or torch.rand((), generator=g) < 0.7 else other
+                index[tuple(slice(a + 1, b - 1) for a, b in zip(lo, hi))] = inner
+    if onehot:
+        out = torch.nn.functional.one_hot(index, classes).movedim(-1, 0)
+        if seed % 3 == 0:  # overlapping channels: MONAI treats them independently
+            out[1] |= torch.roll(out[2 % classes], 1, 0)
+        return out.to(dtype)
+    return index[None].to(dtype)
+
+
+def monai_result(name: str, args: dict, img):
+    """MONAI's own class on a copy (its KeepLargestConnectedComponent writes into a tensor input)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(monai_transforms, name)(**args)(img.clone() if isinstance(img, torch.Tensor) else img.copy())
+
+
+def assert_same(out, ref, meta=True):
+    """``out`` is MONAI's ``ref``: container, dtype, shape, device, values and (``meta``) affine."""
+    assert type(out) is type(ref), (type(out), type(ref))
+    if isinstance(ref, np.ndarray):
+        assert out.dtype == ref.dtype and out.shape == ref.shape
+        np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+        return
+    assert out.dtype == ref.dtype and out.shape == ref.shape and out.device == ref.device
+    torch.testing.assert_close(out.as_subclass(torch.Tensor), ref.as_subclass(torch.Tensor), rtol=1e-6, atol=1e-6)
+    if isinstance(ref, MetaTensor) and meta:
+        torch.testing.assert_close(out.affine, ref.affine)
+
+
+def drop_in_cases():
+    """(name, arguments, sample) over the arguments each class takes, randomised."""
+    cases = []
+    for seed in range(40):
+        g = np.random.default_rng(seed)
+        onehot = bool(seed % 2)
+        dtype = [torch.int64, torch.float32, torch.uint8][seed % 3]
+        img = random_labels(seed, onehot=onehot, dtype=dtype)
+        connectivity = [None, 1, 2][seed % 3]
+        applied = None if seed % 4 < 2 else [int(v) for v in g.choice(np.arange(1, 4), 2, replace=False)]
+        if onehot and applied is not None:
+            applied = [v % img.shape[0] for v in applied]
+        cases.append(("KeepLargestConnectedComponent", {
+            "applied_labels": applied, "independent": bool(seed % 5 != 1), "connectivity": connectivity,
+            "num_components": [1, 2, 0, 1][seed % 4], "is_onehot": None if seed % 6 else onehot}, img))
+        cases.append(("FillHoles", {"applied_labels": applied, "connectivity": connectivity}, img))
+        small = {"min_size": int(g.integers(1, 8)), "connectivity": 1 + seed % 2,
+                 "independent_channels": bool(seed % 3)}
+        binary = img if onehot else (img > 0).to(dtype)
+        cases.append(("RemoveSmallObjects", small, binary))
+        cases.append(("RemoveSmallObjects", small, img))
+        if seed % 4 == 0:
+            cases.append(("RemoveSmallObjects", {**small, "by_measure": True, "pixdim": 0.5 + seed % 3}, binary))
+        cases.append(("DistanceTransformEDT", {"sampling": None if seed % 2 else [1.0 + seed % 3] * (img.ndim - 1)},
+                      img))
+        cases.append(("LabelToContour", {}, (img > 0).float() if seed % 2 else img.float()))
+        cases.append(("LabelFilter", {"applied_labels": applied or 1}, img))
+    return cases
+
+
+CASES = drop_in_cases()
+
+
+@pytest.mark.parametrize("name, args, img", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_drop_ins_match_monai_per_sample_and_batched(name, args, img):
+    """Each drop-in gives MONAI's result, in MONAI's container, for NumPy, tensor and MetaTensor inputs,
+    leaves its input alone, and gives per sample what it gives a batch of such samples."""
+    ours = getattr(monai_adapters, name)(**args)
+    affine = torch.diag(torch.tensor([0.5, 2.0, 1.0, 1.0], dtype=torch.float64)[-img.ndim:])
+    for sample in (img.numpy(), img, MetaTensor(img, affine=affine, meta={"filename_or_obj": "x"})):
+        before = sample.copy() if isinstance(sample, np.ndarray) else sample.clone()
+        out = ours(sample)
+        # MONAI's DistanceTransformEDT returns a new MetaTensor without the input's metadata; its drop-in keeps it
+        assert_same(out, monai_result(name, args, sample), meta=name != "DistanceTransformEDT")
+        assert (np.array_equal(sample, before) if isinstance(sample, np.ndarray) else torch.equal(sample, before))
+        if isinstance(sample, MetaTensor):
+            assert out.meta["filename_or_obj"] == "x"
+            torch.testing.assert_close(out.affine, sample.affine)
+    batch = torch.stack([img, torch.flip(img, (1,)), torch.zeros_like(img)])
+    batched = getattr(monai_adapters, name)(**args, batched=True)(batch)
+    expected = torch.stack([torch.as_tensor(ours(sample)) for sample in batch])
+    torch.testing.assert_close(torch.as_tensor(batched).as_subclass(torch.Tensor), expected.as_subclass(torch.Tensor))
+
+
+@pytest.mark.parametrize("name", DROP_INS)
+def test_drop_in_dictionary_twins(name):
+    """``<Name>d`` (and MONAI's ``D``/``Dict`` aliases) apply the array class on each present key."""
+    img = random_labels(1)
+    array = getattr(monai_adapters, name)(**({"applied_labels": [1]} if name == "LabelFilter" else {}))
+    dictionary = getattr(monai_adapters, f"{name}d")(
+        ["label", "missing"], allow_missing_keys=True, **({"applied_labels": [1]} if name == "LabelFilter" else {}))
+    out = dictionary({"label": img, "name": "x"})
+    assert out["name"] == "x" and "missing" not in out
+    torch.testing.assert_close(out["label"], array(img))
+    assert getattr(monai_adapters, f"{name}D") is getattr(monai_adapters, f"{name}Dict") is type(dictionary)
+    with pytest.raises(KeyError):
+        getattr(monai_adapters, f"{name}d")("missing", **({"applied_labels": 1} if name == "LabelFilter" else {}))(
+            {"label": img})
+
+
+def test_drop_ins_in_a_monai_dataloader_and_on_a_collated_batch():
+    samples = []
+    for seed in range(0, 8, 2):  # 2-D samples of up to 9 x 9, padded to 9 x 9
+        label = random_labels(seed, dtype=torch.float32)
+        label = torch.nn.functional.pad(label, (0, 9 - label.shape[2], 0, 9 - label.shape[1]))
+        samples.append({"label": MetaTensor(label)})
+    pipeline = [monai_adapters.FillHolesd("label"), monai_adapters.KeepLargestConnectedComponentd("label"),
+                monai_adapters.RemoveSmallObjectsd("label", min_size=2)]
+    loader = DataLoader(Dataset(samples, Compose(pipeline)), batch_size=4, num_workers=0)
+    batch = next(iter(loader))["label"]
+    batched = Compose([type(t)("label", batched=True) if not isinstance(t, monai_adapters.RemoveSmallObjectsd)
+                       else type(t)("label", min_size=2, batched=True) for t in pipeline])
+    again = batched({"label": list_data_collate(samples)["label"]})["label"]
+    assert isinstance(again, MetaTensor) and again.is_batch
+    torch.testing.assert_close(again.as_subclass(torch.Tensor), batch.as_subclass(torch.Tensor))
+
+
+def test_drop_in_errors_are_monai_s():
+    with pytest.raises(NotImplementedError, match="only kernel_type"):
+        monai_adapters.LabelToContour(kernel_type="Sobel")
+    with pytest.raises(ValueError, match="can only handle 2D or 3D images"):
+        monai_adapters.LabelToContour()(torch.ones(1, 4))
+    with pytest.raises(RuntimeError, match="Wrong input dimensionality"):
+        monai_adapters.DistanceTransformEDT()(np.ones((4, 4)))
+    with pytest.raises(NotImplementedError, match="can not handle data of type"):
+        monai_adapters.LabelFilter(1)([1, 2])
+    with pytest.raises(ValueError, match="should only be 1 channel, got 2"):
+        monai_adapters.KeepLargestConnectedComponent(is_onehot=False)(torch.ones(2, 4, 4))
+    with pytest.raises(ValueError, match="Negative value labels are not supported"):
+        monai_adapters.RemoveSmallObjects()(torch.tensor([[[-1, 2, 3]]]))
+    with pytest.raises(ValueError, match="num_components must be an int >= 0, got -1"):
+        monai_adapters.KeepLargestConnectedComponent(num_components=-1)
+    with pytest.raises(TypeError, match="batched must be True or False, got 1"):
+        monai_adapters.FillHoles(batched=1)
+    with pytest.raises(ValueError, match=r"batch \(B, C, \*spatial\)"):
+        monai_adapters.FillHoles(batched=True)(torch.ones(4))
+    with pytest.warns(UserWarning, match="assuming affine to be identity"):
+        monai_adapters.RemoveSmallObjects(by_measure=True)(torch.tensor([[[0, 1, 1]]]))
+    with pytest.warns(UserWarning, match="not in use"):
+        monai_adapters.RemoveSmallObjects(pixdim=2.0)(torch.tensor([[[0, 1, 1]]]))
+
+
+@pytest.mark.parametrize("values", [(0, 2, 7), (0, 5, 70000, 2**30)])
+def test_remove_small_objects_on_label_values_dense_and_sparse(values):
+    """A map of label values (maximum above 1): MONAI removes whole values held by too few voxels, counted
+    in slots (dense values) or sorted (sparse ones); per sample as in a batch."""
+    g = torch.Generator().manual_seed(len(values))
+    img = torch.tensor(values)[torch.randint(0, len(values), (1, 6, 7), generator=g)]
+    for min_size in (3, 10, 15):
+        ours = monai_adapters.RemoveSmallObjects(min_size=min_size)
+        assert_same(ours(img), monai_result("RemoveSmallObjects", {"min_size": min_size}, img))
+        batch = torch.stack([img, img.flip(1)])
+        batched = monai_adapters.RemoveSmallObjects(min_size=min_size, batched=True)(batch)
+        assert torch.equal(batched, torch.stack([ours(sample) for sample in batch]))
+
+
+@pytest.mark.parametrize("name", [f"{name}{suffix}" for name in DROP_INS for suffix in ("", "d")])
+def test_drop_in_signatures_are_monai_s_plus_batched(name):
+    """MONAI's parameters, in MONAI's order, with MONAI's defaults, then the keyword-only ``batched=False``;
+    MONAI's array and dictionary base classes."""
+    import inspect
+
+    ours, theirs = getattr(monai_adapters, name), getattr(monai_transforms, name)
+    parameters = list(inspect.signature(ours).parameters.values())
+    assert parameters[-1].name == "batched" and parameters[-1].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters[-1].default is False
+    expected = [(p.name, p.default) for p in inspect.signature(theirs).parameters.values()]
+    assert [(p.name, p.default) for p in parameters[:-1]] == expected
+    assert issubclass(ours, monai_transforms.MapTransform if name.endswith("d") else monai_transforms.Transform)

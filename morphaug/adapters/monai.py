@@ -73,12 +73,14 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 
 from .. import transforms as _core
 from ._common import Adapted, check_flag
+from . import monai_post
 from .monai_metrics import HausdorffDistanceMetric, SurfaceDiceMetric, SurfaceDistanceMetric
+from .monai_post import *  # noqa: F403 - MONAI's names, the drop-in layer
 
-__all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd", "FillHolesd",
+__all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd",
            "RandBoundaryJitterd", "KeepLargestComponentsd", "RemoveSmallComponentsd", "RandRemoveComponentd",
            "RandHistogramTransferd", "RandWassersteinMixd", "ExpandLabelsd", "InstanceBoundaryd",
-           "HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric"]
+           "HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric", *monai_post.__all__]
 
 
 class _Mapd(Adapted, MapTransform):
@@ -255,22 +257,6 @@ class RandBoundaryJitterd(_RandMapd):
     """
 
     core_class = _core.RandBoundaryJitter
-
-
-class FillHolesd(_Mapd):
-    """MONAI version of :class:`morphaug.transforms.FillHoles` (deterministic; see the module notes).
-
-    Example:
-        >>> import torch
-        >>> from morphaug.adapters.monai import FillHolesd
-        >>> label = torch.zeros(1, 5, 5)
-        >>> label[:, 1:4, 1:4] = 1
-        >>> label[:, 2, 2] = 0
-        >>> FillHolesd("label", num_classes=2)({"label": label})["label"][0, 2, 2].item()
-        1.0
-    """
-
-    core_class = _core.FillHoles
 
 
 class ExpandLabelsd(_Mapd):
