@@ -41,8 +41,7 @@ $(PY):
 # morphaug/build/ or a source under csrc/ changes: the editable install rebuilds the
 # native extensions (ninja, in build/temp: only what changed).
 $(VENV)/.installed: $(PY) $(INSTALL_INPUTS)
-	$(PIP) install torch==2.14.1 torchvision==0.29.1
-	$(PIP) install "setuptools>=64" wheel ninja
+	$(PIP) install torch==2.14.1 torchvision==0.29.1 "setuptools>=64" wheel ninja
 	$(DEV_BUILD) $(PIP) install --no-build-isolation -e ".[$(EXTRAS)]"
 	touch $@
 
@@ -53,8 +52,7 @@ $(VENV)/.installed-demo: $(PY) $(INSTALL_INPUTS)
 		echo "make demo: the development install (make test) is up to date"; \
 	else \
 		set -ex; \
-		$(PIP) install torch==2.14.1; \
-		$(PIP) install "setuptools>=64" wheel ninja; \
+		$(PIP) install torch==2.14.1 "setuptools>=64" wheel ninja; \
 		MORPHAUG_CUDA_EMULATION=0 $(PIP) install --no-build-isolation -e ".[$(DEMO_EXTRAS)]"; \
 	fi
 	touch $@

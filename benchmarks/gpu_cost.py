@@ -71,6 +71,7 @@ ANSWERS = {
     "ot arguments": lambda problems: [False] * problems.numel() if problems.ndim else False,
     "ot cost range": lambda span: 1.0,
     "ot convergence": lambda n_active: 0,
+    "value_indices": lambda keys: [0] * keys.numel(),
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
 
@@ -365,7 +366,7 @@ def _answered_reads(cost_of):
         _sync.host_read = original
 
 
-def measure(entry: Call, size: int) -> Cost:
+def measure_call(entry: Call, size: int) -> Cost:
     """The cost of ``entry`` on FakeTensor CUDA inputs with spatial side ``size``."""
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     counter = CostCounter(fake_mode)
@@ -385,7 +386,7 @@ def rows(size: int) -> list[dict]:
     """One dict per call of :data:`CALLS`."""
     table = []
     for entry in CALLS:
-        cost = measure(entry, size)
+        cost = measure_call(entry, size)
         reached = set(cost.native)
         table.append(dict(
             call=entry.name, native=dict(cost.native), aten=cost.aten,
