@@ -9,6 +9,8 @@ device; not equal to Lee's, the note says by how many voxels). 2-D: ``skeletoniz
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.ndimage as ndi
 import skimage.morphology
@@ -55,7 +57,8 @@ def _row(case, shape, device, call, x_np, reference, name, exact) -> Row:
 def run(device: torch.device, quick: bool) -> list[Row]:
     rows = []
     size, batch = (24, 2) if quick else (128, 4)
-    lee = device.type == "cpu" and _ops.why_not("skeletonize_lee", "cpu") is None
+    lee = (device.type == "cpu" and _ops.why_not("skeletonize_lee", "cpu") is None
+           and os.environ.get("MORPHAUG_BACKEND", "").strip().lower() != "torch")  # the kernel is on
     for kind in (_tubes, _blobs):
         x_np = _batch(kind, batch, (size,) * 3)
         x = torch.from_numpy(x_np).to(device)

@@ -18,7 +18,7 @@ import pytest
 import torch
 from conftest import assert_parity
 
-from morphaug import footprints, losses, metrics, ndimage, ot, transforms
+from morphaug import footprints, losses, measure, metrics, morphology, ndimage, ot, segmentation, transforms
 
 _g = torch.Generator().manual_seed(0)
 X = torch.rand(2, 1, 12, 11, generator=_g)
@@ -115,6 +115,19 @@ METRICS = {
     "surface_distance_metrics": lambda: metrics.surface_distance_metrics(MASK, X > 0.5, [1.5], 95, (1.0, 2.0)),
     "SurfaceDistanceResult": lambda: metrics.SurfaceDistanceResult(*metrics.surface_distance_metrics(
         _ONEHOT, _ONEHOT.roll(1, -1), 1.0, distance_metric="chessboard")).hausdorff_distance,
+    "cl_dice": lambda: metrics.cl_dice(MASK, X > 0.5),
+    "betti_numbers": lambda: metrics.betti_numbers(MASK),
+    "betti_errors": lambda: metrics.betti_errors(MASK, X > 0.5),
+}
+#: The scikit-image mirrors (morphaug.morphology, .measure, .segmentation).
+SKIMAGE = {
+    "skeletonize": lambda: morphology.skeletonize(MASK),
+    "skeletonize parallel": lambda: morphology.skeletonize(MASK, method="parallel"),
+    "thin": lambda: morphology.thin(MASK, max_num_iter=3),
+    "euler_number": lambda: measure.euler_number(MASK, connectivity=1),
+    "label": lambda: measure.label(LABELS, return_num=True),
+    "expand_labels": lambda: segmentation.expand_labels(LABELS, distance=2),
+    "find_boundaries": lambda: segmentation.find_boundaries(LABELS, mode="outer"),
 }
 LOSSES = {
     "HausdorffDTLoss": lambda: losses.HausdorffDTLoss(softmax=True),
@@ -157,11 +170,13 @@ def test_every_public_name_is_covered():
     public = set(ndimage.__all__) | set(ot.__all__) | set(transforms.__all__) - {"BatchTransform"}
     assert public <= covered | set(NOT_COMPILED), sorted(public - covered)
     assert set(metrics.__all__) - {"DISTANCE_METRICS"} == set(METRICS) and set(losses.__all__) == set(LOSSES)
+    skimage = set(morphology.__all__) | set(measure.__all__) | set(segmentation.__all__)
+    assert skimage == {name.split()[0] for name in SKIMAGE}
 
 
-@pytest.mark.parametrize("name", list(FUNCTIONS) + list(OT) + list(METRICS))
+@pytest.mark.parametrize("name", list(FUNCTIONS) + list(OT) + list(METRICS) + [f"skimage {name}" for name in SKIMAGE])
 def test_function_compiles_without_a_graph_break(name):
-    call = {**FUNCTIONS, **OT, **METRICS}[name]
+    call = {**FUNCTIONS, **OT, **METRICS, **{f"skimage {name}": f for name, f in SKIMAGE.items()}}[name]
     assert_parity(torch.compile(call, fullgraph=True, backend="eager")(), call(), exact=True, dtype="expected")
 
 

@@ -60,7 +60,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
-from morphaug import _ops, _sync, footprints, measure, ndimage, ot, segmentation, transforms
+from morphaug import _ops, _sync, footprints, measure, morphology, ndimage, ot, segmentation, transforms
 
 
 def _optional(name: str):
@@ -93,7 +93,7 @@ COPIES = {aten._to_copy.default, aten.copy_.default}
 ANSWERS = {
     "binary fixpoint": lambda flags: [True, False],  # the last chunk changed nothing; no cycle
     # the classes of labels(): 0, 1 and 2 are present, no value is too large to count
-    "label classes": lambda flags: [value < 3 for value in range(flags.numel())],
+    "label classes": lambda flags: (np.arange(flags.numel()) < 3).reshape(flags.shape).tolist(),
     "find_objects max_label": lambda top: 2,  # the largest label of LABEL2
     "ot arguments": lambda problems: [False] * problems.numel() if problems.ndim else False,
     "ot cost range": lambda span: 1.0,  # one Gibbs kernel is exact
@@ -499,9 +499,17 @@ SKIMAGE = [
     case("segmentation.find_boundaries", segmentation.find_boundaries, On(LABEL3.long()), 3, "outer",
          native={"grey_box"}),
     case("segmentation.find_boundaries", segmentation.find_boundaries, On(LABEL2), mode="subpixel"),
+    case("measure.euler_number", measure.euler_number, On(X3), connectivity=3),
+    case("morphology.skeletonize", morphology.skeletonize, On(X2), reads={"binary fixpoint"}),
+    case("morphology.skeletonize", morphology.skeletonize, On(X3), method="parallel", reads={"binary fixpoint"}),
+    case("morphology.thin", morphology.thin, On(X2), max_num_iter=2, reads={"binary fixpoint"}),
 ]
 
 MONAI = []
+#: The reads of MONAI's drop-ins (adapters.monai_post): the classes present, and the component filters' fixpoints.
+_MONAI_READS = {"KeepLargestConnectedComponent": {"label classes", "binary fixpoint"},
+                "RemoveSmallObjects": {"label classes"},
+                "FillHoles": {"label classes", "binary fixpoint"}}
 if monai_adapters is not None:
     MONAI = [
         case("adapters.monai.RandLabelMorphologyd",
@@ -518,6 +526,19 @@ if monai_adapters is not None:
              DATA2, native={"ball_morphology"}),
         case("adapters.monai.FillHolesd", monai_adapters.FillHolesd("label", applied_labels=(1, 2), batched=True), DATA3,
              reads={"binary fixpoint"}, native={"fill_holes"}, native_reads=(), meta_only=True),
+        *[case([f"adapters.monai.{name}"], getattr(monai_adapters, name)(batched=True), On(LABEL3.float()),
+               reads=_MONAI_READS.get(name, ()), meta_only=True)
+          for name in ("KeepLargestConnectedComponent", "RemoveSmallObjects", "FillHoles", "DistanceTransformEDT",
+                       "LabelToContour")],
+        case("adapters.monai.LabelFilter", monai_adapters.LabelFilter((1, 2), batched=True), On(LABEL3),
+             meta_only=True),
+        *[case([f"adapters.monai.{name}{suffix}" for suffix in ("d", "D", "Dict")],
+               getattr(monai_adapters, f"{name}d")("label", batched=True), {"label": On(LABEL3.float())},
+               reads=_MONAI_READS.get(name, ()), meta_only=True)
+          for name in ("KeepLargestConnectedComponent", "RemoveSmallObjects", "FillHoles", "DistanceTransformEDT",
+                       "LabelToContour")],
+        case([f"adapters.monai.LabelFilter{suffix}" for suffix in ("d", "D", "Dict")],
+             monai_adapters.LabelFilterd("label", (1, 2), batched=True), {"label": On(LABEL3)}, meta_only=True),
         case("adapters.monai.RandBoundaryJitterd",
              monai_adapters.RandBoundaryJitterd("label", prob=1.0, num_classes=3, batched=True), DATA2,
              native={"signed_edt"}),
@@ -607,7 +628,7 @@ CASES = NDIMAGE + FOOTPRINTS + OT + TRANSFORMS + SKIMAGE + MONAI + TORCHVISION +
 ADAPTERS = {"adapters.monai": monai_adapters, "adapters.torchvision": tv_adapters,
             "adapters.kornia": kornia_adapters}
 MODULES = {"ndimage": ndimage, "footprints": footprints, "ot": ot, "transforms": transforms, "measure": measure,
-           "segmentation": segmentation,
+           "segmentation": segmentation, "morphology": morphology,
            **{name: module for name, module in ADAPTERS.items() if module is not None}}
 
 

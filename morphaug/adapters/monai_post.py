@@ -449,7 +449,7 @@ class LabelFilter(_Post):
         dst = convert_to_tensor(img, track_meta=get_track_meta())
         x = convert_to_tensor(img, track_meta=False)
         labels = _sync.to_device(torch.as_tensor(self.applied_labels), x.device)
-        return convert_to_dst_type(torch.where(torch.isin(x, labels), x, torch.zeros((), dtype=x.dtype)), dst)[0]
+        return convert_to_dst_type(torch.where(torch.isin(x, labels), x, 0), dst)[0]
 
 
 class _Dict(MapTransform):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import torch
+
 from .. import _ops
 from .._checks import check_host_int
+from .._opaque import one_result, opaque_under_compile
 from .._images import binary_image
 from . import _parallel, _thinning
 
@@ -25,6 +28,7 @@ _LEE = _ops.Table("skeletonize(method='lee')", [
 ], _no_lee)
 
 
+@opaque_under_compile(one_result("image", lambda kw: torch.bool))
 def skeletonize(image, *, method=None):
     """The skeleton of every ``(b, c)`` slice, by thinning (``skimage.morphology.skeletonize``).
 
@@ -113,6 +117,7 @@ def skeletonize(image, *, method=None):
     return skeleton[:, :, 0] if rank == 2 else skeleton
 
 
+@opaque_under_compile(one_result("image", lambda kw: torch.bool))
 def thin(image, max_num_iter=None):
     """Morphological thinning of every ``(b, c)`` slice (``skimage.morphology.thin``).
 
