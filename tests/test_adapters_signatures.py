@@ -48,7 +48,8 @@ OWN = {
 }
 #: the MONAI metric classes among the MONAI adapters; every other adapter class is a transform
 METRICS = [getattr(monai_adapters, name) for name in monai_adapters.__all__
-           if issubclass(getattr(monai_adapters, name), monai_metrics.Metric)]
+           if isinstance(getattr(monai_adapters, name), type)
+           and issubclass(getattr(monai_adapters, name), monai_metrics.Metric)]
 #: every adapter class but the metrics (a class of ``__all__`` without ``core_class``, like torchvision's
 #: ``DenseTarget``, is a type the adapters return, no adapter)
 ADAPTERS = [(module, getattr(module, name)) for module in FRAMEWORKS for name in module.__all__
@@ -132,13 +133,16 @@ def test_positional_arguments_follow_the_signature():
         kornia_adapters.FillHoles2D(None, 1, None, None, "one too many")
 
 
-def test_every_monai_class_is_a_transform_or_a_metric():
+def test_every_monai_name_is_a_transform_a_metric_a_loss_or_a_function():
     from monai.transforms import Transform
 
     assert METRICS
     for name in monai_adapters.__all__:
-        cls = getattr(monai_adapters, name)
-        assert issubclass(cls, Transform) != (cls in METRICS), name
+        obj = getattr(monai_adapters, name)
+        kinds = [isinstance(obj, type) and issubclass(obj, Transform), obj in METRICS,
+                 isinstance(obj, type) and issubclass(obj, torch.nn.Module),
+                 inspect.isfunction(obj)]
+        assert sum(kinds) == 1, name
 
 
 @pytest.mark.parametrize("cls", METRICS, ids=[cls.__name__ for cls in METRICS])

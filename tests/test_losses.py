@@ -1,4 +1,4 @@
-"""``morphaug.losses`` against MONAI 1.6's ``HausdorffDTLoss`` and ``BoundaryLoss``: values and gradients
+"""``morphaug.losses`` against MONAI 1.6's ``HausdorffDTLoss``, ``LogHausdorffDTLoss`` and ``BoundaryLoss``: values and gradients
 on random 2-D and 3-D batches with empty and full slices, every option; gradcheck; argument checks;
 device discipline."""
 
@@ -22,7 +22,7 @@ except ImportError:  # the tests that compare with MONAI are skipped
 needs_monai = pytest.mark.skipif(monai_losses is None, reason="MONAI is not installed")
 
 SHAPES = [(3, 3, 14, 13), (2, 3, 7, 8, 9)]
-NAMES = ["HausdorffDTLoss", "BoundaryLoss"]
+NAMES = ["HausdorffDTLoss", "LogHausdorffDTLoss", "BoundaryLoss"]
 
 
 def batch(seed: int, shape):
@@ -53,7 +53,7 @@ OPTIONS = [
 @pytest.mark.parametrize("options", OPTIONS, ids=[",".join(o) or "defaults" for o in OPTIONS])
 @pytest.mark.parametrize("name", NAMES)
 def test_values_and_gradients_match_monai(name, options, shape):
-    extra = [{"alpha": 1.0}, {"alpha": 2.5}] if name == "HausdorffDTLoss" else [{}]
+    extra = [{"alpha": 1.0}, {"alpha": 2.5}] if "Hausdorff" in name else [{}]
     for seed, more in enumerate(extra):
         logits, target, labels = batch(seed, shape)
         given = labels if options.get("to_onehot_y") else target

@@ -73,14 +73,23 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 
 from .. import transforms as _core
 from ._common import Adapted, check_flag
-from . import monai_post
-from .monai_metrics import HausdorffDistanceMetric, SurfaceDiceMetric, SurfaceDistanceMetric
+from . import monai_losses, monai_metrics, monai_morphology, monai_post
+from .monai_losses import BoundaryLoss, HausdorffDTLoss, LogHausdorffDTLoss
+from .monai_metrics import (
+    HausdorffDistanceMetric,
+    SurfaceDiceMetric,
+    SurfaceDistanceMetric,
+    compute_average_surface_distance,
+    compute_hausdorff_distance,
+    compute_surface_dice,
+)
+from .monai_morphology import dilate, erode
 from .monai_post import *  # noqa: F403 - MONAI's names, the drop-in layer
 
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd",
            "RandBoundaryJitterd", "KeepLargestComponentsd", "RemoveSmallComponentsd", "RandRemoveComponentd",
            "RandHistogramTransferd", "RandWassersteinMixd", "ExpandLabelsd", "InstanceBoundaryd",
-           "HausdorffDistanceMetric", "SurfaceDistanceMetric", "SurfaceDiceMetric", *monai_post.__all__]
+           *monai_metrics.__all__, *monai_losses.__all__, *monai_morphology.__all__, *monai_post.__all__]
 
 
 class _Mapd(Adapted, MapTransform):

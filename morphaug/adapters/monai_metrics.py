@@ -55,7 +55,8 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 from .. import metrics
 from .._sync import to_device
 
-__all__ = ["HausdorffDistanceMetric", "SurfaceDiceMetric", "SurfaceDistanceMetric"]
+__all__ = ["HausdorffDistanceMetric", "SurfaceDiceMetric", "SurfaceDistanceMetric", "compute_hausdorff_distance",
+           "compute_average_surface_distance", "compute_surface_dice"]
 
 
 def _axes(spacing, rank: int) -> tuple[float, ...] | None:
@@ -76,8 +77,7 @@ class _Batched:
         # MONAI's call passes y=None for a y that is no tensor (e.g. a NumPy array): compute_surface_dice's message
         if not isinstance(y_pred, torch.Tensor) or not isinstance(y, torch.Tensor):
             raise ValueError("y_pred and y must be PyTorch Tensor.")
-        if y_pred.ndim < 3:
-            raise ValueError("y_pred should have at least three dimensions.")  # MONAI's check and message
+        self._check_shapes(y_pred, y)
         y_pred, y = y_pred.as_subclass(torch.Tensor), y.as_subclass(torch.Tensor)  # MetaTensors: no metadata
         mask = create_ignore_mask(y, self.ignore_index)
         if mask is not None:
@@ -97,6 +97,14 @@ class _Batched:
             index = to_device(torch.tensor([b for b, s in enumerate(per_sample) if s == sampling]), y_pred.device)
             out[index] = self._compute(y_pred[index], y[index], sampling)
         return out
+
+    @staticmethod
+    def _check_shapes(y_pred: torch.Tensor, y: torch.Tensor) -> None:
+        """MONAI's checks and messages (those of ``HausdorffDistanceMetric`` and ``SurfaceDistanceMetric``)."""
+        if y_pred.ndim < 3:
+            raise ValueError("y_pred should have at least three dimensions.")
+        if y.shape != y_pred.shape:
+            raise ValueError(f"y_pred and y should have same shapes, got {y_pred.shape} and {y.shape}.")
 
 
 class HausdorffDistanceMetric(_Batched, _monai.HausdorffDistanceMetric):
@@ -142,8 +150,21 @@ class SurfaceDiceMetric(_Batched, _monai.SurfaceDiceMetric):
             thresholds = np.asarray(self.class_thresholds, dtype=np.float64)
         except (TypeError, ValueError):
             thresholds = np.full(1, np.nan)
-        if thresholds.ndim != 1 or not np.all(np.isfinite(thresholds) & (thresholds >= 0)):
-            raise ValueError(f"class_thresholds must be a list of finite numbers >= 0, got {self.class_thresholds!r}")
+        if thresholds.ndim != 1:
+            raise ValueError(f"class_thresholds must be a list of numbers, got {self.class_thresholds!r}")
+        if not np.all(np.isfinite(thresholds)):  # MONAI's messages (MONAI checks them at the first call)
+            raise ValueError("All class thresholds need to be finite.")
+        if np.any(thresholds < 0):
+            raise ValueError("All class thresholds need to be >= 0.")
+
+    @staticmethod
+    def _check_shapes(y_pred: torch.Tensor, y: torch.Tensor) -> None:
+        """MONAI's checks and messages (``compute_surface_dice``'s; any spatial rank here)."""
+        if y_pred.ndim < 3 or y.ndim != y_pred.ndim:
+            raise ValueError("y_pred and y should be one-hot encoded: [B,C,H,W] or [B,C,H,W,D].")
+        if y_pred.shape != y.shape:
+            raise ValueError(f"y_pred and y should have same shape, but instead, shapes are {y_pred.shape} (y_pred) "
+                             f"and {y.shape} (y).")
 
     def _compute_tensor(self, y_pred, y, **kwargs):
         if self.use_subvoxels:
@@ -155,3 +176,31 @@ class SurfaceDiceMetric(_Batched, _monai.SurfaceDiceMetric):
             raise ValueError(f"number of classes ({y_pred.shape[1]}) does not match number of class thresholds "
                              f"({len(self.class_thresholds)}).")
         return metrics.normalized_surface_dice(y_pred, y, self.class_thresholds, sampling, self.distance_metric)
+
+
+def _tensor(x):
+    """MONAI's functions take NumPy arrays too (``compute_surface_dice`` excepted)."""
+    return torch.as_tensor(x) if isinstance(x, np.ndarray) else x
+
+
+def compute_hausdorff_distance(y_pred, y, include_background=False, distance_metric="euclidean", percentile=None,
+                               directed=False, spacing=None, ignore_index=None):
+    """MONAI's ``compute_hausdorff_distance``: :class:`HausdorffDistanceMetric`'s batch computation, ``(B, C)``."""
+    metric = HausdorffDistanceMetric(include_background, distance_metric, percentile, directed,
+                                     ignore_index=ignore_index)
+    return metric._compute_tensor(_tensor(y_pred), _tensor(y), spacing=spacing)
+
+
+def compute_average_surface_distance(y_pred, y, include_background=False, symmetric=False,
+                                     distance_metric="euclidean", spacing=None, ignore_index=None):
+    """MONAI's ``compute_average_surface_distance``: :class:`SurfaceDistanceMetric`'s batch computation."""
+    metric = SurfaceDistanceMetric(include_background, symmetric, distance_metric, ignore_index=ignore_index)
+    return metric._compute_tensor(_tensor(y_pred), _tensor(y), spacing=spacing)
+
+
+def compute_surface_dice(y_pred, y, class_thresholds, include_background=False, distance_metric="euclidean",
+                         spacing=None, use_subvoxels=False, ignore_index=None):
+    """MONAI's ``compute_surface_dice``: :class:`SurfaceDiceMetric`'s batch computation, ``(B, C)``."""
+    metric = SurfaceDiceMetric(class_thresholds, include_background, distance_metric, use_subvoxels=use_subvoxels,
+                               ignore_index=ignore_index)
+    return metric._compute_tensor(y_pred, y, spacing=spacing)

@@ -3,6 +3,8 @@
 HausdorffDTLoss
     Karimi & Salcudean's Hausdorff loss by distance transforms
     (``monai.losses.HausdorffDTLoss``).
+LogHausdorffDTLoss
+    Its logarithm, ``log(loss + 1)`` (``monai.losses.LogHausdorffDTLoss``).
 BoundaryLoss
     Kervadec et al.'s boundary loss: the predicted probabilities weighted by
     the target's signed distance map (``monai.losses.BoundaryLoss``).
@@ -15,6 +17,6 @@ batch on the input's device (MONAI: a loop over samples with SciPy, and a
 host check per slice). Inputs are never modified.
 """
 
-from ._distance import BoundaryLoss, HausdorffDTLoss
+from ._distance import BoundaryLoss, HausdorffDTLoss, LogHausdorffDTLoss
 
-__all__ = ["BoundaryLoss", "HausdorffDTLoss"]
+__all__ = ["BoundaryLoss", "HausdorffDTLoss", "LogHausdorffDTLoss"]

@@ -17,7 +17,7 @@ import torch
 
 from .. import ndimage
 
-__all__ = ["BoundaryLoss", "HausdorffDTLoss"]
+__all__ = ["BoundaryLoss", "HausdorffDTLoss", "LogHausdorffDTLoss"]
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -173,6 +173,31 @@ class HausdorffDTLoss(_DistanceLoss):
         distance = self._field(input.detach() > 0.5) ** self.alpha + self._field(target > 0.5) ** self.alpha
         axes = tuple(range(2, input.ndim))
         return self._reduced(((input - target) ** 2 * distance).mean((0, *axes) if self.batch else axes, keepdim=True))
+
+
+class LogHausdorffDTLoss(HausdorffDTLoss):
+    r"""The logarithm of the Hausdorff loss, ``log(HausdorffDTLoss + 1)``: MONAI's ``LogHausdorffDTLoss``.
+
+    The arguments, parity notes and differences are :class:`HausdorffDTLoss`'s.
+
+    See Also
+    --------
+    monai.losses.LogHausdorffDTLoss
+
+    Examples
+    --------
+    >>> import torch
+    >>> from morphaug.losses import LogHausdorffDTLoss
+    >>> target = torch.zeros(2, 2, 16, 16)
+    >>> target[:, 1, 4:12, 4:12] = 1
+    >>> target[:, 0] = 1 - target[:, 1]
+    >>> round(LogHausdorffDTLoss(softmax=True)(torch.zeros(2, 2, 16, 16), target).item(), 4)
+    1.1469
+    """
+
+    def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """As :meth:`HausdorffDTLoss.forward`, then ``log(loss + 1)`` (MONAI's form, not ``log1p``)."""
+        return torch.log(super().forward(input, target) + 1)
 
 
 class BoundaryLoss(_DistanceLoss):
