@@ -18,11 +18,13 @@ from morphaug._ops import kernels as _native
 
 from test_cuda_emulation import EMULATOR, NATIVE, ORDERS, WHY_NO_EMULATOR, emulated
 
-pytestmark = pytest.mark.skipif(EMULATOR is None or NATIVE is None, reason=WHY_NO_EMULATOR or "no native build")
+pytestmark = [pytest.mark.skipif(EMULATOR is None or NATIVE is None, reason=WHY_NO_EMULATOR or "no native build"),
+              pytest.mark.usefixtures("native_policy")]
 
 DENSITIES = (0.0, 0.05, 0.3, 0.5, 0.7, 1.0)
-# spatial shapes per rank: across the 1-D tile (1024), the 32-wide tiles and the 256-voxel chunks
-SHAPES = {1: [(1100,), (3,)], 2: [(37, 70), (5, 33)], 3: [(9, 10, 37), (3, 4, 5)]}
+# spatial shapes per rank: across the 1-D tile (1024), the 32-wide tiles and the 256-voxel chunks;
+# axes of one voxel (all faces, both ways)
+SHAPES = {1: [(1100,), (3,), (1,)], 2: [(37, 70), (5, 33), (1, 40)], 3: [(9, 10, 37), (3, 4, 5), (1, 6, 1)]}
 
 
 def launches(kernel: str) -> int:

@@ -90,7 +90,7 @@ std::tuple<at::Tensor, at::Tensor> label_cuda(const at::Tensor& mask, at::IntArr
   const at::Tensor m = mask.contiguous();
   const LabelShape& shape = s.shape;
   const cudaStream_t stream = cuda::current_stream();
-  const HostLinks host{s.delta, s.linear, {}};  // no weights: no columns
+  const HostLinks host{s.delta, s.linear, {}};  // no weights, no columns
   const DeviceLinks links(host, nullptr, 0, m.device());
   const int64_t chunks = (shape.numel + kChunk - 1) / kChunk;
   at::Tensor chunk_roots = at::empty({s.slices, chunks}, counts.options());

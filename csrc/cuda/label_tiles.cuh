@@ -71,7 +71,8 @@ struct Links {
 };
 
 // The host side of Links: the backward offsets of `offsets` (rank values
-// each; all within -1..1) and the index of each among them.
+// each; all within -1..1) and the index of each among them. Those that step
+// along an axis of one voxel stay: they say which faces lead out (seed_kernel).
 struct HostLinks {
   std::vector<int8_t> delta;
   std::vector<int64_t> linear;
@@ -86,13 +87,8 @@ inline HostLinks backward_links(const std::vector<std::vector<int8_t>>& offsets,
     int k = 0;
     while (k < rank && step[k] == 0) ++k;
     if (k == rank || step[k] != -1) continue;  // the centre, or a forward offset
-    bool inside = true;
     int64_t linear = 0;
-    for (int j = 0; j < rank; ++j) {
-      inside = inside && (step[j] == 0 || shape.size[j] > 1);
-      linear += step[j] * shape.stride[j];
-    }
-    if (!inside) continue;  // steps along an axis of one voxel: never inside
+    for (int j = 0; j < rank; ++j) linear += step[j] * shape.stride[j];
     h.delta.insert(h.delta.end(), step.begin(), step.end());
     h.linear.push_back(linear);
     h.column.push_back(static_cast<int32_t>(e));
@@ -272,7 +268,7 @@ inline dim3 chunk_grid(int64_t chunks, int64_t slices) {
   return dim3(static_cast<unsigned>(chunks), static_cast<unsigned>(std::min<int64_t>(slices, kMaxSliceBlocks)));
 }
 
-// Links on the device: the arrays stay alive as long as this.
+// Links on the device (columns only with weights): the arrays live as long as this.
 struct DeviceLinks {
   at::Tensor delta, linear, column;
   Links links;
@@ -280,9 +276,10 @@ struct DeviceLinks {
   DeviceLinks(const HostLinks& h, const bool* weights, int64_t weight_stride, at::Device device)
       : delta(to_device(h.delta, at::kChar, device)),
         linear(to_device(h.linear, at::kLong, device)),
-        column(to_device(h.column, at::kInt, device)),
+        column(weights == nullptr ? at::Tensor() : to_device(h.column, at::kInt, device)),
         links{delta.data_ptr<int8_t>(), linear.data_ptr<int64_t>(), weights,
-              column.data_ptr<int32_t>(), weight_stride, static_cast<int32_t>(h.linear.size())} {}
+              weights == nullptr ? nullptr : column.data_ptr<int32_t>(), weight_stride,
+              static_cast<int32_t>(h.linear.size())} {}
 };
 
 // The voxels of every slice labelled: parent holds, for each voxel of the
