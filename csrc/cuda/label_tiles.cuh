@@ -239,7 +239,10 @@ __global__ void merge_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
     for (int32_t l = threadIdx.x; l < tiles.numel; l += blockDim.x) {
       int32_t within[kMaxRank];
       T v;
-      if (!tile.voxel(tiles, l, within, v) || !in(v)) continue;
+      if (!tile.voxel(tiles, l, within, v)) continue;
+      bool face = false;  // links leave the tile from its faces only
+      for (int k = 0; k < tiles.rank; ++k) face = face || within[k] == 0 || within[k] == tiles.extent[k] - 1;
+      if (!face || !in(v)) continue;
       for (int32_t e = 0; e < links.count; ++e) {
         const int8_t* step = links.delta + e * tiles.rank;
         bool crosses = false, inside = true;
