@@ -175,7 +175,8 @@ def test_propagation_by_labelling(rank, border):
     snake = serpentine((1, 1, 60, 70))
     seeds = np.zeros_like(snake)
     seeds[0, 0, -1, 0] = True  # at the path's far end
-    emulated_matches(mndi.binary_propagation, lambda: per_slice(lambda s, m: ndi.binary_propagation(s, mask=m), seeds, snake),
+    emulated_matches(mndi.binary_propagation,
+                     lambda: per_slice(lambda s, m: ndi.binary_propagation(s, mask=m), seeds, snake),
                      torch.from_numpy(seeds), mask=torch.from_numpy(snake))
 
 
