@@ -5,9 +5,7 @@ the values listed in :data:`READS`, each through :func:`host_read`, which the
 test suite replaces to count them and to prove that nothing else reads the
 device (``tests/test_device_discipline.py``). On the CPU a read costs nothing.
 
-Not listed: the CUDA propagation kernels (``binary_propagation``,
-``binary_fill_holes``) also synchronise inside ``morphaug._C``, once per two
-rounds of sweeps over the axes; elements and other arguments given as CPU
+Not listed: elements and other arguments given as CPU
 tensors or NumPy arrays are read on the host by design (they are host data,
 never device reads); and an error being raised may read values for its message.
 

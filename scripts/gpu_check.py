@@ -15,12 +15,12 @@ here is ``skipped`` with its reason.
    of every public function (``--tiny``), morphaug's kernels only.
 4. ``sync_debug``: every call of ``benchmarks/gpu_cost.py`` under
    ``torch.cuda.set_sync_debug_mode("error")``, except inside the reads of
-   ``morphaug._sync.READS`` and the propagation kernels (documented in ``morphaug._sync``).
+   ``morphaug._sync.READS``.
 5. ``timings``: per kernel, CUDA-event times on an 8x1x256^3 batch and the GB/s of its
    ideal bytes (input + output) against a device-to-device copy of the same run.
 6. ``peers``: cupyx.scipy.ndimage (batched where it allows) and SciPy side by side, with
    parity on two slices.
-7. ``adversarial``: a spiral for propagation, one snake-shaped component for label, one far
+7. ``adversarial``: a spiral for propagation and fill holes, one snake-shaped component for label, one far
    background voxel for the EDT, all-foreground slices; against SciPy.
 8. ``edt_float64``: anisotropic sampling, float64 distances and indices equal to SciPy's.
 9. ``huge``: label and EDT on a batch of more than 2^31 voxels, checked on three slices.
@@ -207,7 +207,7 @@ def sanitizer(dry_run, out):
 def sync_debug(dry_run):
     _needs_gpu(dry_run, "torch.cuda.set_sync_debug_mode")
     torch = _torch()
-    from morphaug import _ops, _sync
+    from morphaug import _sync
 
     @contextlib.contextmanager
     def allowed():
@@ -224,7 +224,7 @@ def sync_debug(dry_run):
                 return function(*args, **kwargs)
         return call
 
-    patched = [(_sync, "host_read"), (_ops.kernels, "propagate"), (_ops.kernels, "fill_holes")]
+    patched = [(_sync, "host_read")]
     originals = [getattr(module, name) for module, name in patched]
     failures = []
     for (module, name), original in zip(patched, originals):
@@ -251,6 +251,12 @@ def _kernel_cases(torch, device, n, batch):
 
     mask = torch.from_numpy(_blobs((batch, 1, n, n, n))).to(device)
     values = torch.rand(mask.shape, device=device)
+    maze = torch.zeros_like(mask)  # in each plane, rows joined at alternating ends: long chains across tiles
+    maze[..., ::2, :] = True
+    maze[..., 1::4, -1] = True
+    maze[..., 3::4, 0] = True
+    seeds = torch.zeros_like(mask)
+    seeds[..., 0, 0, 0] = True
     ball = footprints.ball(2, 3)
     # name, call, ideal bytes (input + output)
     voxels = mask.numel()
@@ -264,9 +270,14 @@ def _kernel_cases(torch, device, n, batch):
         ("grey_footprint ball r2", lambda: ndimage.grey_erosion(values, footprint=ball), voxels * 8),
         ("grey_structure 3^3", lambda: ndimage.grey_erosion(values, structure=np.full((3, 3, 3), 0.5)), voxels * 8),
         ("label 26-connected", lambda: ndimage.label(mask, np.ones((3, 3, 3))), voxels * 5),
+        ("label 6-connected", lambda: ndimage.label(mask), voxels * 5),
+        ("label maze", lambda: ndimage.label(maze), voxels * 5),
         ("ball_morphology erosion r2", lambda: ndimage.binary_erosion(mask, ball), voxels * 2),
         ("fill_holes", lambda: ndimage.binary_fill_holes(mask), voxels * 2),
+        ("fill_holes 26-connected", lambda: ndimage.binary_fill_holes(mask, np.ones((3, 3, 3))), voxels * 2),
+        ("fill_holes maze", lambda: ndimage.binary_fill_holes(maze), voxels * 2),
         ("propagate", lambda: ndimage.binary_propagation(mask, mask=mask | torch.roll(mask, 1, -1)), voxels * 3),
+        ("propagate maze", lambda: ndimage.binary_propagation(seeds, mask=maze), voxels * 3),
     ], mask
 
 
@@ -402,6 +413,10 @@ def adversarial(dry_run):
     got = ndimage.binary_propagation(torch.from_numpy(seed)[None, None].to(device),
                                      mask=torch.from_numpy(corridor)[None, None].to(device))
     _compare("spiral propagation", got[0, 0].cpu().numpy(), ndi.binary_propagation(seed, mask=corridor), failures)
+    walls = ~corridor
+    walls[n // 2 - 2:n // 2 + 2, n // 2 - 2:n // 2 + 2] = False  # a hole at the spiral's end
+    got = ndimage.binary_fill_holes(torch.from_numpy(walls)[None, None].to(device))
+    _compare("spiral fill_holes", got[0, 0].cpu().numpy(), ndi.binary_fill_holes(walls), failures)
     snake = np.zeros((n, n), bool)  # one component: rows joined at alternating ends
     snake[::2] = True
     snake[1::4, -1] = True

@@ -1,5 +1,5 @@
 // Connected-component labelling (SciPy's label): union-find over the voxels
-// of one slice, shared by the CPU scan and the CUDA tiles.
+// of one slice, shared by the CPU scan and the CUDA tiles (cuda/label_tiles.cuh).
 //
 // parent[v] holds a voxel of v's component with an index no larger than v's
 // (slice-local raster indices, C order); a root is its own parent. Unions
@@ -12,7 +12,10 @@
 
 namespace morphaug {
 
-// The root of x; with Compress, path halving on the way (a single writer only).
+// The root of x; with Compress, path halving on the way. The halving stores
+// a grandparent: still an ancestor of no larger index, so concurrent finds
+// and unions (label_union) may run at once; a store that overwrites a lower
+// parent only loses a shortcut, never a merge (label_union retries).
 template <bool Compress, typename T>
 MORPHAUG_HD T label_find(T* parent, T x) {
   T up = parent[x];

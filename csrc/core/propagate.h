@@ -1,6 +1,6 @@
 // Binary propagation (SciPy's binary_dilation with iterations = -1 and a mask)
-// for an element that holds its centre: a flood fill on CPU, sweeps along the
-// axes on CUDA (propagate_sweep).
+// for an element that holds its centre: a flood fill on CPU (CUDA labels the
+// region instead, cuda/propagate.cu).
 //
 // The masked OR step is then extensive and monotone: an open voxel p turns
 // reached when p + d is reached for an offset d of the element (one way only
@@ -37,13 +37,6 @@ struct PaddedShape {
   }
 };
 
-// The starting state of a voxel: fill holes seeds none and floods the
-// complement of the input; propagate seeds the input inside the mask.
-MORPHAUG_HD uint8_t propagate_start(bool input, bool in_mask, bool fill) {
-  if (fill) return input ? kPropagateClosed : kPropagateOpen;
-  return input ? kPropagateReached : (in_mask ? kPropagateOpen : kPropagateClosed);
-}
-
 // Visits the open voxels p + offsets[0 .. count) (those that read p: the
 // element's offsets negated), marks them reached and hands each to `push`.
 // Returns how many were reached.
@@ -60,30 +53,6 @@ MORPHAUG_HD int propagate_visit(uint8_t* state, int64_t p, const int32_t* offset
     }
   }
   return reached;
-}
-
-// Whether the open voxel p has a reached neighbour (one masked OR step makes it true).
-MORPHAUG_HD bool propagate_seeded(const uint8_t* state, int64_t p, const int32_t* offsets,
-                                  int count) {
-  for (int k = 0; k < count; ++k) {
-    if (state[p + offsets[k]] == kPropagateReached) return true;
-  }
-  return false;
-}
-
-// One sweep along a line of `n` voxels from padded position `first`, `step`
-// apart (negative: backwards): each open voxel with a reached neighbour turns
-// reached at once, so that it seeds the voxels after it. Returns whether any did.
-MORPHAUG_HD bool propagate_sweep(uint8_t* state, int64_t first, int64_t n, int64_t step,
-                                 const int32_t* offsets, int count) {
-  bool changed = false;
-  for (int64_t i = 0, p = first; i < n; ++i, p += step) {
-    if (state[p] == kPropagateOpen && propagate_seeded(state, p, offsets, count)) {
-      state[p] = kPropagateReached;
-      changed = true;
-    }
-  }
-  return changed;
 }
 
 // One row of a raster pass, `count` voxels from padded position `first`, with

@@ -1,137 +1,115 @@
-// CUDA launcher of morphaug::propagate and morphaug::fill_holes: the padded
-// voxel states of the CPU kernel (core/propagate.h) for every slice, then
-// repeated sweeps until a sweep changes nothing.
-//
-// A sweep runs a thread per line along one spatial axis, forward or backward,
-// and turns each open voxel with a reached neighbour reached at once
-// (propagate_sweep), so that a run along the line fills in one sweep; the
-// sweeps cycle over the axes the element reaches along, both directions.
-// Voxels only ever go from open to reached, and only next to a reached one,
-// so whatever order threads see each other's writes in, the states converge
-// to the CPU kernel's fixpoint. A sweep visits every voxel: one that changes
-// nothing proves the fixpoint (no write, so every read was current).
-//
-// Host syncs: a thread that reaches a voxel stores the sweep's index in one
-// device int; the host reads it after every two rounds over the axes (one
-// sync) and stops once the last sweep changed nothing. Most masks settle in
-// a few rounds; a path that turns often needs a round per turn or so.
-#include <algorithm>
+// CUDA launchers of morphaug::propagate and morphaug::fill_holes, by
+// labelling (label_tiles.cuh): with an element that is centrosymmetric in
+// every slice and steps at most one voxel along each axis (the contract,
+// kernels.propagate), the fixpoint of the masked dilation is the input plus
+// the mask voxels whose component (of input | mask, by the element) holds a
+// seed; for fill_holes, the input plus the background components that do not
+// touch the slice's outside. After the union-find:
+//   3. seed_kernel: each seed flags its root in a byte per voxel: an input
+//      voxel (propagate), or a voxel of the region on a face of the slice
+//      that a step of its slice's element leads out of (a true border);
+//   4. finish_kernel: a block per kChunk voxels in raster order; each voxel
+//      finds its root (path halving) and reads its flag.
+// A fixed sequence of launches on the current stream: no host sync.
 #include <optional>
 #include <vector>
 
-#include "../core/propagate.h"
-#include "../launch.h"
-#include "grid.cuh"
+#include "label_tiles.cuh"
 
 namespace morphaug {
 namespace {
 
-constexpr int kRoundsPerCheck = 2;  // rounds over the axes between two host reads
-
-// Each slice's element: the padded offsets of its true positions but the
-// centre, active[slice * count ...], and how many there are.
-__global__ void active_offsets_kernel(const bool* weights, const int32_t* offsets, int64_t count,
-                                      int64_t slices, int32_t* active, int32_t* active_count) {
-  for (int64_t slice = grid_start(); slice < slices; slice += grid_step()) {
-    int32_t n = 0;
-    for (int64_t e = 0; e < count; ++e) {
-      if (weights[slice * count + e] && offsets[e] != 0) active[slice * count + n++] = offsets[e];
+// Step 3, on the tile grid (a voxel's coordinates are its tile's origin and its place there).
+__global__ void seed_kernel(Voxels voxels, int32_t* parent, uint8_t* seeded, Tiles tiles, Links links,
+                            bool border, int64_t slices) {
+  __shared__ uint32_t reached;  // the axes a step of the slice's element moves along, a bit each
+  const int32_t numel = static_cast<int32_t>(tiles.stride[0]) * tiles.size[0];
+  const Tile<int32_t> tile(tiles, static_cast<int32_t>(blockIdx.x));
+  for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
+    if (threadIdx.x == 0) reached = 0;
+    __syncthreads();
+    if (border) {
+      for (int32_t e = threadIdx.x; e < links.count; e += blockDim.x) {
+        if (!links.active(slice, e)) continue;
+        uint32_t axes = 0;
+        for (int k = 0; k < tiles.rank; ++k) axes |= static_cast<uint32_t>(links.delta[e * tiles.rank + k] != 0) << k;
+        atomicOr(&reached, axes);
+      }
     }
-    active_count[slice] = n;
+    __syncthreads();
+    const Voxels in = voxels.slice(slice * numel);
+    int32_t* P = parent + slice * numel;
+    uint8_t* S = seeded + slice * numel;
+    for (int32_t l = threadIdx.x; l < tiles.numel; l += blockDim.x) {
+      int32_t within[kMaxRank], v;
+      if (!tile.voxel(tiles, l, within, v) || !in(v)) continue;
+      bool seed = voxels.kind == Region::kInputOrMask && in.input[v];
+      for (int k = 0; k < tiles.rank && !seed; ++k) {
+        const int32_t c = tile.origin[k] + within[k];
+        seed = (reached >> k & 1u) && (c == 0 || c == tiles.size[k] - 1);
+      }
+      if (seed) S[label_find<true>(P, v)] = 1;
+    }
+    __syncthreads();  // before the next slice's `reached`
   }
 }
 
-// The starting state of every voxel inside the (already filled) padding.
-__global__ void start_kernel(const bool* input, const bool* mask, uint8_t* state, int64_t numel,
-                             int64_t slice_numel, int64_t padded_numel, PaddedShape padded,
-                             bool fill) {
-  for (int64_t v = grid_start(); v < numel; v += grid_step()) {
-    const int64_t slice = v / slice_numel;
-    const int64_t p = slice * padded_numel + padded.position(v - slice * slice_numel);
-    state[p] = propagate_start(input[v], mask == nullptr || mask[v], fill);
+// Step 4: fill_holes keeps the input and the unseeded background; propagate the seeded region.
+__global__ void finish_kernel(Voxels voxels, int32_t* parent, const uint8_t* seeded, bool* out, int32_t numel,
+                              int64_t slices) {
+  const int32_t i = static_cast<int32_t>(blockIdx.x) * kChunk + static_cast<int32_t>(threadIdx.x);
+  if (i >= numel) return;
+  const bool fill = voxels.kind == Region::kBackground;
+  for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
+    const Voxels in = voxels.slice(slice * numel);
+    bool result = fill;
+    if (in(i)) result = seeded[slice * numel + label_find<true>(parent + slice * numel, i)] != fill;
+    out[slice * numel + i] = result;
   }
 }
 
-// One sweep along `lines` (an axis of the unpadded tensor, padded stride
-// `step`); threads that reach a voxel store `sweep` in *last_change.
-__global__ void sweep_kernel(uint8_t* state, Lines lines, int64_t step, bool forward,
-                             int64_t slice_numel, int64_t padded_numel, PaddedShape padded,
-                             const int32_t* active, const int32_t* active_count, int64_t count,
-                             int32_t* last_change, int32_t sweep) {
-  bool changed = false;
-  for (int64_t line = grid_start(); line < lines.count; line += grid_step()) {
-    const int64_t o = lines.offset(line);
-    const int64_t slice = o / slice_numel;
-    int64_t first = slice * padded_numel + padded.position(o - slice * slice_numel);
-    if (!forward) first += (lines.length - 1) * step;
-    changed |= propagate_sweep(state, first, lines.length, forward ? step : -step,
-                               active + slice * count, active_count[slice]);
-  }
-  if (changed) *last_change = sweep;
-}
-
-__global__ void finish_kernel(const uint8_t* state, bool* out, int64_t numel, int64_t slice_numel,
-                              int64_t padded_numel, PaddedShape padded, bool fill) {
-  for (int64_t v = grid_start(); v < numel; v += grid_step()) {
-    const int64_t slice = v / slice_numel;
-    const bool reached =
-        state[slice * padded_numel + padded.position(v - slice * slice_numel)] == kPropagateReached;
-    out[v] = reached != fill;
-  }
-}
-
-at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask,
-               const at::Tensor& weights, at::IntArrayRef offsets, bool border, bool fill) {
+at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask, const at::Tensor& weights,
+               at::IntArrayRef offsets, bool border, bool fill) {
   const cuda::DeviceGuard guard(input.device());
   const PropagateSetup s = propagate_setup(input, mask, weights, offsets);
   at::Tensor out = at::empty(input.sizes(), input.options());
   if (input.numel() == 0) return out;
+  const int rank = static_cast<int>(input.dim() - 2);
+  std::vector<std::vector<int8_t>> steps(s.count, std::vector<int8_t>(rank));
+  for (int64_t e = 0; e < s.count; ++e) {
+    for (int k = 0; k < rank; ++k) {
+      const int64_t d = offsets[e * rank + k];
+      TORCH_CHECK(d >= -1 && d <= 1, "morphaug::", fill ? "fill_holes" : "propagate", ": on CUDA the element ",
+                  "steps at most one voxel along each axis, got offset ", d);
+      steps[e][k] = static_cast<int8_t>(d);
+    }
+  }
   const at::Tensor x = input.contiguous();
   const at::Tensor m = mask.has_value() ? mask->contiguous() : at::Tensor();
   const at::Tensor w = weights.contiguous();
-  const auto on_device = x.options();
+  LabelShape shape;
+  shape.rank = rank;
+  shape.numel = 1;
+  for (int k = rank - 1; k >= 0; --k) {
+    shape.size[k] = input.size(k + 2);
+    shape.stride[k] = shape.numel;
+    shape.numel *= shape.size[k];
+  }
   const cudaStream_t stream = cuda::current_stream();
-  const int64_t numel = x.numel();
-  const PaddedShape& padded = s.padded;
-
-  const at::Tensor all_offsets = to_device(s.offset, at::kInt, x.device());
-  at::Tensor active = at::empty({s.slices, s.count}, on_device.dtype(at::kInt));
-  at::Tensor active_count = at::empty({s.slices}, on_device.dtype(at::kInt));
-  cuda::launch<active_offsets_kernel>(blocks_for(s.slices), kThreads, stream,
-      w.data_ptr<bool>(), all_offsets.data_ptr<int32_t>(), s.count, s.slices,
-      active.data_ptr<int32_t>(), active_count.data_ptr<int32_t>());
-
-  at::Tensor state = at::full({s.slices * s.padded_numel}, border ? kPropagateReached : kPropagateClosed,
-                              on_device.dtype(at::kByte));
-  uint8_t* st = state.data_ptr<uint8_t>();
-  cuda::launch<start_kernel>(blocks_for(numel), kThreads, stream,
-      x.data_ptr<bool>(), m.defined() ? m.data_ptr<bool>() : nullptr, st, numel, s.slice_numel,
-      s.padded_numel, padded, fill);
-
-  std::vector<int> axes;  // those an element offset moves along
-  for (int k = 0; k < padded.rank; ++k) {
-    if (padded.pad[k] > 0) axes.push_back(k);
-  }
-  if (!axes.empty()) {
-    at::Tensor last_change = at::full({1}, -1, on_device.dtype(at::kInt));
-    int32_t sweep = 0;
-    do {
-      for (int round = 0; round < kRoundsPerCheck; ++round) {
-        for (const int axis : axes) {
-          const Lines lines = lines_along(x, axis);
-          for (const bool forward : {true, false}) {
-            cuda::launch<sweep_kernel>(blocks_for(lines.count), kThreads, stream,
-                st, lines, padded.pstride[axis], forward, s.slice_numel, s.padded_numel, padded,
-                active.data_ptr<int32_t>(), active_count.data_ptr<int32_t>(),
-                s.count, last_change.data_ptr<int32_t>(), sweep++);
-          }
-        }
-      }
-    } while (last_change.item<int32_t>() == sweep - 1);  // the host sync
-  }
-
-  cuda::launch<finish_kernel>(blocks_for(numel), kThreads, stream,
-      st, out.data_ptr<bool>(), numel, s.slice_numel, s.padded_numel, padded, fill);
+  const Voxels voxels{x.data_ptr<bool>(), m.defined() ? m.data_ptr<bool>() : nullptr,
+                      fill ? Region::kBackground : Region::kInputOrMask};
+  const DeviceLinks links(backward_links(steps, shape), w.data_ptr<bool>(), s.count, x.device());
+  const Tiles tiles = make_tiles(shape);
+  at::Tensor parent = at::empty(input.sizes(), x.options().dtype(at::kInt));
+  int32_t* P = parent.data_ptr<int32_t>();
+  union_tiles<int32_t>(voxels, P, tiles, links.links, s.slices, stream);
+  at::Tensor seeded = at::zeros(input.sizes(), x.options().dtype(at::kByte));
+  cuda::launch<seed_kernel>(tile_grid(tiles, s.slices), kThreads, stream, voxels, P, seeded.data_ptr<uint8_t>(),
+                            tiles, links.links, border || fill, s.slices);
+  const int64_t chunks = (shape.numel + kChunk - 1) / kChunk;
+  cuda::launch<finish_kernel>(chunk_grid(chunks, s.slices), kChunk, stream, voxels, P,
+                              seeded.data_ptr<uint8_t>(), out.data_ptr<bool>(),
+                              static_cast<int32_t>(shape.numel), s.slices);
   return out;
 }
 
@@ -141,8 +119,7 @@ at::Tensor propagate_cuda(const at::Tensor& input, const std::optional<at::Tenso
 }
 
 // binary_fill_holes: the complement of the propagation from a true border into ~input.
-at::Tensor fill_holes_cuda(const at::Tensor& input, const at::Tensor& weights,
-                           at::IntArrayRef offsets) {
+at::Tensor fill_holes_cuda(const at::Tensor& input, const at::Tensor& weights, at::IntArrayRef offsets) {
   return run(input, std::nullopt, weights, offsets, true, true);
 }
 

@@ -67,6 +67,20 @@ def _padded_slice(default_reach: int):
     return limit
 
 
+def _flood(spatial, args, device_type):
+    """Slices padded by the element's reach fit int32 offsets; on CUDA, where the kernels label the
+    region's components, an element within ``(3,) * S`` that every slice holds centrosymmetric
+    (``args["two_way"]``)."""
+    misfit = _padded_slice(0)(spatial, args, device_type)
+    if misfit or device_type != "cuda" or args is None:
+        return misfit
+    if max(args.get("reach") or [0], default=0) > 1:
+        return f"on CUDA it takes elements within (3,) * S, got a reach of {list(args['reach'])}"
+    if not args.get("two_way", True):
+        return "on CUDA it takes elements that are centrosymmetric in every slice"
+    return None
+
+
 def _slice_voxels(spatial, args, device_type):
     """Slices must fit int32 indices."""
     if math.prod(spatial) > _INT32:
@@ -157,8 +171,8 @@ KERNELS = {kernel.name: kernel for kernel in [
            writes_out=True),
     Kernel("grey_structure", _REAL_DTYPES, 16, "grey ops with one structure read on the host", writes_out=True),
     Kernel("propagate", None, 16, "binary ops with iterations < 1, binary_propagation (host element holding "
-                                  "its centre)", limit=_padded_slice(0)),
-    Kernel("fill_holes", None, 16, "binary_fill_holes (host element holding its centre)", limit=_padded_slice(0)),
+                                  "its centre)", limit=_flood),
+    Kernel("fill_holes", None, 16, "binary_fill_holes (host element holding its centre)", limit=_flood),
     Kernel("ball_morphology", None, 16, "binary erosion / dilation by a host ball, cross or box; label "
                                         "morphology of the transforms", limit=_ball_radii, writes_out=True),
     Kernel("signed_edt", None, 16, "signed distance maps of the transforms (Euclidean, unit sampling)",
@@ -229,7 +243,8 @@ def use_native(kernel: str, tensor: torch.Tensor, what: str | None = None, args:
     kernel cannot take the call otherwise (``what`` names the call in the
     message), ValueError on an unknown policy.
     """
-    if KERNELS[kernel].fits(tensor.shape[2:], args, tensor.device.type) is not None:
+    where = "cuda" if tensor.device.type == "cpu" and _library.emulating_cuda() else tensor.device.type
+    if KERNELS[kernel].fits(tensor.shape[2:], args, where) is not None:
         return False
     choice = policy()
     if choice == "torch":

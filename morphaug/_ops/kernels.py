@@ -126,8 +126,9 @@ def label(mask: torch.Tensor, structure: np.ndarray, dtype: torch.dtype = torch.
     of rows (slices and chunks in parallel) over the rows' foreground runs
     (over voxels for a structure without the link along the last axis), and
     a merge of the chunks; on
-    CUDA a union-find per tile in shared memory, a merge of the tiles with
-    atomics and a device scan of the root flags: no host sync.
+    CUDA a union-find with path compression per tile in shared memory, a
+    merge of the tiles with atomics, and the roots numbered by a device scan
+    of their counts per 256 voxels: no host sync.
     """
     flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
     return ops_for(mask).label(mask, flags, dtype)
@@ -276,8 +277,11 @@ def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Ten
     true voxel or (``border``) from the outside (a voxel ``p`` reads ``p +
     d``; one way only where the element lacks ``-d``). The kernel trusts
     this: on CPU it floods each slice once (depth-first, slices in
-    parallel), on CUDA it sweeps along the axes until a sweep changes
-    nothing (a host sync every two rounds over the axes); SciPy's result
+    parallel); on CUDA, where the element must step at most one voxel along
+    each axis and be centrosymmetric in every slice (the contract,
+    ``_contracts``), it labels the components of ``input | mask`` and keeps
+    those that hold a seed or (``border``) touch a face an offset leads out
+    of, in a fixed sequence of launches with no host sync; SciPy's result
     exactly, with no pass per iteration.
     """
     flat = [int(v) for offset in offsets for v in offset]
@@ -296,6 +300,8 @@ def fill_holes(input: torch.Tensor, weights: torch.Tensor,
     and with a step along the last axis (the cross and the full box among
     them), the background is labelled by :func:`label`'s run scan instead,
     and its components that no step leads out of the slice from are filled.
+    On CUDA the background is labelled likewise, whatever the elements (the
+    contract of :func:`propagate` on CUDA).
     """
     flat = [int(v) for offset in offsets for v in offset]
     return ops_for(input).fill_holes(input, weights, flat)

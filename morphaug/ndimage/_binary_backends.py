@@ -9,8 +9,9 @@ place where a backend is chosen: propagation to a fixpoint (``iterations <
 centre runs on the native propagation kernel where it is built and it fits
 the slices padded by the element's reach (CPU: one flood fill per slice, or
 for ``binary_fill_holes`` with one element within ``(3,) * S`` for the batch,
-the background labelled by ``label``'s run scan; CUDA: sweeps along the axes
-until one changes nothing, a host sync every two rounds over the axes); a
+the background labelled by ``label``'s run scan; CUDA: the components of the
+region labelled, no host sync, for an element within ``(3,) * S`` that is
+centrosymmetric in every slice; other elements run on torch there); a
 centred Euclidean ball (one step), cross or box (any ``iterations >= 1``)
 with ``border_value=0`` and no mask on the native ball kernel where it fits
 the radius; everything else on the torch backend
@@ -108,8 +109,10 @@ def holds_its_centre(element) -> bool:
 
 def flood_sizes(x, element) -> dict:
     """The size facts of the propagation kernels (``propagate``, ``fill_holes``): the reach of
-    ``element``'s offsets along each spatial axis of ``x``."""
-    return {"reach": element.offsets.abs().amax(0).tolist() if len(element.used) else [0] * (x.ndim - 2)}
+    ``element``'s offsets along each spatial axis of ``x``, and whether every slice's element
+    is centrosymmetric (``two_way``: the CUDA kernels label, see their contract)."""
+    reach = element.offsets.abs().amax(0).tolist() if len(element.used) else [0] * (x.ndim - 2)
+    return {"reach": reach, "two_way": bool((element.host == element.mirror_host).all())}
 
 
 def _table(op: str) -> _ops.Table:

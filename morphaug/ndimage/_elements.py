@@ -185,6 +185,11 @@ class Element:
         return (self._terms(both_host, self.tensor & mirrored),
                 self._terms(self.host & ~mirrored_host, self.tensor & ~mirrored))
 
+    @property
+    def mirror_host(self) -> torch.Tensor:
+        """The host element mirrored through its centre (positions whose mirror leaves the box: false)."""
+        return self._mirror[0]
+
     @functools.cached_property
     def _mirror(self):
         """The host element and its device copy mirrored through the centre (:func:`_mirrored`)."""

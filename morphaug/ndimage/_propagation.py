@@ -59,8 +59,10 @@ def binary_propagation(input, structure=None, mask=None, output=None, border_val
     ``brute_force=True`` result, see the *Binary morphology*
     notes, docs/parity.md). With an element that holds its centre (as
     the default; symmetric or not), the native propagation kernel runs where
-    it is built (CPU: one flood fill per slice; CUDA: sweeps along the axes),
-    unless it does not fit the slices padded by the element's reach (its int32 offsets).
+    it is built (CPU: one flood fill per slice; CUDA: the components of
+    ``input | mask`` labelled, for an element within ``(3,) * S`` that is
+    centrosymmetric in every sample, no host sync), unless it does not fit
+    the slices padded by the element's reach (its int32 offsets).
     Else the torch backend labels the connected components that the
     element's two-way offsets make of the mask
     (min-label propagation with pointer jumping, a few host syncs), and
@@ -116,7 +118,9 @@ def binary_fill_holes(input, structure=None, output=None, origin=0, *, axes=None
     ``brute_force=True`` result). NaN counts as foreground. With an element
     that holds its centre (as the default; symmetric or not), the native fill
     kernel runs where it is built and fits the slices padded by the
-    element's reach (its int32 offsets), else the torch backend labels the
+    element's reach (its int32 offsets; on CUDA: an element within
+    ``(3,) * S``, centrosymmetric in every sample, whose background it
+    labels with no host sync), else the torch backend labels the
     connected components of the background, as ``binary_propagation`` does:
     peak extra memory 4 bytes per voxel for the labels and 2 bools per voxel
     (the background, and the result before its complement), about 15 MB of
