@@ -62,13 +62,10 @@ inline void define_schemas(torch::Library& m) {
   // `offsets` holds rank displacements per element offset (relative to the
   // centre, every spatial axis), `weights` (B, C, offsets) bool which of them
   // each slice's element holds; mask (input's shape, bool) or None (everywhere).
-  // Both read a convergence flag on the host every two rounds of sweeps (CUDA):
-  // tagged so that CUDA graphs never capture them.
-  m.def("propagate(Tensor input, Tensor? mask, Tensor weights, int[] offsets, bool border) -> Tensor",
-        {at::Tag::cudagraph_unsafe});
+  m.def("propagate(Tensor input, Tensor? mask, Tensor weights, int[] offsets, bool border) -> Tensor");
   // binary_fill_holes of a bool (B, C, *spatial) tensor, element as for propagate:
   // ~propagate(zeros, mask = ~input, border = true).
-  m.def("fill_holes(Tensor input, Tensor weights, int[] offsets) -> Tensor", {at::Tag::cudagraph_unsafe});
+  m.def("fill_holes(Tensor input, Tensor weights, int[] offsets) -> Tensor");
   // Binary dilation (erode false) or erosion (border_value = 0) of each slice
   // of a bool (B, C, *spatial) tensor by the ball of its own radius (B, C)
   // int64 (CPU: 0 .. 127, checked; CUDA: not read on the host, clamped to

@@ -76,8 +76,9 @@ all of them for any ``generate_binary_structure``, ball or box of odd size
 with ``origin=0``) make of the mask, which settles in about 5 to 8 rounds
 whatever the length of the paths, with a host sync after round 4 and then
 every 2 rounds; the other offsets, if any, are followed from the voxels
-reached last, in chunks of steps with one sync each (the native CUDA kernel:
-one sync per two rounds of sweeps over the axes). An element whose centre
+reached last, in chunks of steps with one sync each (the native CUDA kernel,
+for an element within ``(3,) * S`` that is symmetric in every sample, labels
+the mask by union-find and keeps the seeded components: no sync). An element whose centre
 some sample lacks iterates plain steps, as SciPy does; so does an element
 given as an accelerator tensor, which is never read back.
 
