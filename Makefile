@@ -47,13 +47,15 @@ $(VENV)/.installed: $(PY) $(INSTALL_INPUTS)
 
 # The demo's install: torch, the demo's extras and the kernels this machine runs (no
 # emulator); nothing when the development install is up to date, which holds all of it.
+# --no-compile: Python compiles the modules the demo imports when it first imports them,
+# not all of torch's (20 s of a first run on this machine).
 $(VENV)/.installed-demo: $(PY) $(INSTALL_INPUTS)
 	@if [ -f $(VENV)/.installed ] && [ -z "$$(find $(INSTALL_INPUTS) -newer $(VENV)/.installed)" ]; then \
 		echo "make demo: the development install (make test) is up to date"; \
 	else \
 		set -ex; \
-		$(PIP) install torch==2.14.1 "setuptools>=64" wheel ninja; \
-		MORPHAUG_CUDA_EMULATION=0 $(PIP) install --no-build-isolation -e ".[$(DEMO_EXTRAS)]"; \
+		$(PIP) install --no-compile torch==2.14.1 "setuptools>=64" wheel ninja; \
+		MORPHAUG_CUDA_EMULATION=0 $(PIP) install --no-compile --no-build-isolation -e ".[$(DEMO_EXTRAS)]"; \
 	fi
 	touch $@
 
