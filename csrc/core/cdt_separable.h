@@ -1,5 +1,5 @@
 // Separable taxicab and chessboard CDT distances (no indices), used by the CPU
-// launcher of cdt.
+// and CUDA launchers of cdt (the choice: cdt_path in launch.h).
 //
 // SciPy's taxicab (faces) chamfer distance is the exact L1 distance to the
 // nearest background voxel, so it separates into 1-D passes, one axis after
