@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/cdt.h"
+#include "core/cdt_separable.h"
 #include "core/common.h"
 #include "core/grey.h"
 #include "core/label.h"
@@ -175,6 +176,22 @@ inline CdtSetup cdt_setup(const at::Tensor& mask, at::IntArrayRef metric) {
               setup.padded_numel, " voxels does not fit int32 offsets");
   setup.neighbours = cdt_neighbours(flags, setup.rank, setup.pstride.data());
   return setup;
+}
+
+// Which passes a cdt call takes, on CPU and CUDA alike: taxicab and chessboard
+// distances without indices separate into passes along each axis
+// (core/cdt_separable.h; their values stay below 2^31 while the sides sum
+// below 2^30); indices and other metrics take SciPy's raster passes.
+enum class CdtPath { raster, taxicab, chessboard };
+
+inline CdtPath cdt_path(const CdtSetup& setup, at::IntArrayRef metric, bool return_indices) {
+  int64_t sides = 0;
+  for (const int64_t size : setup.size) sides += size;
+  if (return_indices || sides >= (int64_t{1} << 30)) return CdtPath::raster;
+  std::vector<bool> flags(metric.size());
+  for (size_t e = 0; e < metric.size(); ++e) flags[e] = metric[e] == 1;
+  if (cdt_is_taxicab(flags, setup.rank)) return CdtPath::taxicab;
+  return setup.neighbours.cube ? CdtPath::chessboard : CdtPath::raster;
 }
 
 // --- grey_box --------------------------------------------------------------

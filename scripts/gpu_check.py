@@ -265,6 +265,9 @@ def _kernel_cases(torch, device, n, batch):
         ("edt sampled float64 + indices", lambda: ndimage.distance_transform_edt(
             mask, sampling=(1.0, 0.7, 2.0), return_indices=True), voxels * (1 + 3 * 4 + 4)),
         ("cdt chessboard", lambda: ndimage.distance_transform_cdt(mask, metric="chessboard"), voxels * 5),
+        ("cdt taxicab", lambda: ndimage.distance_transform_cdt(mask, metric="taxicab"), voxels * 5),
+        ("cdt chessboard + indices (raster)", lambda: ndimage.distance_transform_cdt(
+            mask, metric="chessboard", return_indices=True), voxels * (1 + 4 + 3 * 4)),
         ("grey_box erosion size 3", lambda: ndimage.grey_erosion(values, size=3), voxels * 8),
         ("grey_box erosion size 7", lambda: ndimage.grey_erosion(values, size=7), voxels * 8),
         ("grey_footprint ball r2", lambda: ndimage.grey_erosion(values, footprint=ball), voxels * 8),

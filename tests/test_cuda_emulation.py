@@ -261,6 +261,8 @@ CASES = {
     "cdt long rows": cdt_case((1, 1, 3, 600), "chessboard", True, 0.97, 8),
     "cdt flags": cdt_case((2, 2, 7, 8), HEXAGONAL, False, 0.75, 9),
     "cdt no background": cdt_case((1, 1, 5, 5), "taxicab", True, 1.0, 10),
+    "cdt taxicab distances 3-D": cdt_case((2, 1, 6, 5, 33), "taxicab", False, 0.85, 47),
+    "cdt chessboard distances 3-D": cdt_case((1, 2, 7, 4, 35), "chessboard", False, 0.9, 48),
     "grey_box float32": grey_case("grey_box", (2, 2, 12, 9), torch.float32, False, ["reflect", "constant"],
                                   [1, -1], [3, 4], 11),
     "grey_box uint8 3-D": grey_case("grey_box", (1, 2, 6, 7, 5), torch.uint8, True, ["wrap", "mirror", "nearest"],

@@ -1,5 +1,5 @@
 // Separable taxicab and chessboard CDT distances (no indices), used by the CPU
-// launcher of cdt.
+// and CUDA launchers of cdt (the choice: cdt_path in launch.h).
 //
 // SciPy's taxicab (faces) chamfer distance is the exact L1 distance to the
 // nearest background voxel, so it separates into 1-D passes, one axis after
@@ -21,6 +21,12 @@
 // ignored). By induction over the axes this is exact: a path to the nearest
 // background first moves within the background's hyperplane (exact from the
 // later axes) to the point from which the remaining steps all move along k.
+//
+// On CUDA, where a thread owns a line and cannot wait for its neighbours'
+// lines, chessboard separates as nested 1-D transforms instead: after the
+// last axis, each earlier axis maps its lines by h(x) = min_i max(|x - i|,
+// g(i)) (the L-infinity distance is the max over the axes), Meijster et
+// al.'s lower envelope of these cones (cdt_chessboard_line).
 #pragma once
 
 #include <vector>
@@ -43,6 +49,65 @@ template <>
 struct CdtUnreached<int16_t> {
   static constexpr int16_t value = 1 << 14;
 };
+
+// A value as the output reports it: unreached (no background) as SciPy's -1.
+template <typename T>
+MORPHAUG_HD int32_t cdt_reported(T value) {
+  return value >= CdtUnreached<T>::value ? -1 : static_cast<int32_t>(value);
+}
+
+// One step of a taxicab sweep: a voxel takes its neighbour's value + 1 where that is smaller.
+MORPHAUG_HD int32_t cdt_sweep(int32_t own, int32_t near) { return near + 1 < own ? near + 1 : own; }
+
+// The chessboard cone of site i (value g) at x: max(|x - i|, g).
+MORPHAUG_HD int32_t cdt_cone(int32_t x, int32_t i, int32_t g) {
+  const int32_t away = x > i ? x - i : i - x;
+  return away > g ? away : g;
+}
+
+// h(x) = min_i max(|x - i|, g(i)) in place along a line of n values g at
+// line[x * stride] (unreached as in CdtUnreached<int32_t>), by the lower
+// envelope of the cones (Meijster, Roerdink and Hesselink 2000, with their
+// L-infinity separator). The envelope is a stack of up to n segments: the
+// site, the first x it owns and the site's value (the line is overwritten
+// before the backward loop is done with it), entry q of each at
+// stack[q * step]. `report` writes SciPy's -1 for unreached.
+MORPHAUG_HD void cdt_chessboard_line(int32_t* line, int32_t stride, int32_t n, int32_t* site,
+                                     int32_t* start, int32_t* value, int64_t step, bool report) {
+  int32_t q = 0;
+  site[0] = 0;
+  start[0] = 0;
+  value[0] = line[0];
+  for (int32_t u = 1; u < n; ++u) {
+    const int32_t g = line[u * stride];
+    while (q >= 0 && cdt_cone(start[q * step], site[q * step], value[q * step]) >
+                         cdt_cone(start[q * step], u, g)) {
+      --q;
+    }
+    if (q < 0) {  // u's cone lies below every earlier one from 0 on
+      q = 0;
+      site[0] = u;
+      start[0] = 0;
+      value[0] = g;
+      continue;
+    }
+    // the last x where site i's cone is at most u's (i + g < 2^31: see the launchers)
+    const int32_t i = site[q * step], gi = value[q * step], middle = (i + u) / 2;
+    const int32_t separator = gi <= g ? (i + g > middle ? i + g : middle)
+                                      : (u - gi < middle ? u - gi : middle);
+    if (separator + 1 < n) {
+      ++q;
+      site[q * step] = u;
+      start[q * step] = separator + 1;
+      value[q * step] = g;
+    }
+  }
+  for (int32_t u = n - 1; u >= 0; --u) {
+    const int32_t h = cdt_cone(u, site[q * step], value[q * step]);
+    line[u * stride] = report ? cdt_reported(h) : h;
+    if (u == start[q * step]) --q;
+  }
+}
 
 // Chessboard rows (values as above, in a T of CdtUnreached): min over x - 1,
 // x, x + 1 of a row of n, clipped at its ends.

@@ -227,7 +227,7 @@ void mask_line_distances<int16_t>(const uint8_t* in, int16_t* d, int64_t lines, 
 template <typename T>
 void unreached_to_minus_one(const T* values, int32_t* out, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
-    out[i] = values[i] >= CdtUnreached<T>::value ? -1 : static_cast<int32_t>(values[i]);
+    out[i] = cdt_reported(values[i]);
   }
 }
 
@@ -254,12 +254,12 @@ void cdt_taxicab(const at::Tensor& mask, int32_t* dist) {
           for (int64_t i = 1; i < length; ++i) {
             int32_t* __restrict__ row = base + i * stride;
             const int32_t* __restrict__ prev = row - stride;
-            for (int64_t x = 0; x < stride; ++x) row[x] = std::min(row[x], prev[x] + 1);
+            for (int64_t x = 0; x < stride; ++x) row[x] = cdt_sweep(row[x], prev[x]);
           }
           for (int64_t i = length - 2; i >= 0; --i) {
             int32_t* __restrict__ row = base + i * stride;
             const int32_t* __restrict__ next = row + stride;
-            for (int64_t x = 0; x < stride; ++x) row[x] = std::min(row[x], next[x] + 1);
+            for (int64_t x = 0; x < stride; ++x) row[x] = cdt_sweep(row[x], next[x]);
           }
         }
         stride *= length;
@@ -369,24 +369,19 @@ std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayR
   at::Tensor indices = fresh_empty(index_shape, mask.options().dtype(at::kInt));
   if (mask.numel() == 0) return {distances, indices};
   const at::Tensor contiguous = mask.contiguous();
-  if (!return_indices) {  // taxicab distances: separable (SciPy's values, see cdt_separable.h)
-    std::vector<bool> flags(metric.size());
-    for (size_t e = 0; e < metric.size(); ++e) flags[e] = metric[e] == 1;
-    int64_t sides = 0;
-    for (int k = 0; k < setup.rank; ++k) sides += setup.size[k];
-    if (cdt_is_taxicab(flags, setup.rank) && sides < (int64_t{1} << 30)) {
-      cdt_taxicab(contiguous, distances.data_ptr<int32_t>());
-      return {distances, indices};
+  const CdtPath path = cdt_path(setup, metric, return_indices);
+  if (path == CdtPath::taxicab) {
+    cdt_taxicab(contiguous, distances.data_ptr<int32_t>());
+    return {distances, indices};
+  }
+  if (path == CdtPath::chessboard) {
+    const int64_t largest = *std::max_element(setup.size.begin(), setup.size.end());
+    if (largest < CdtUnreached<int16_t>::value) {
+      cdt_chessboard<int16_t>(setup, contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>());
+    } else {
+      cdt_chessboard<int32_t>(setup, contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>());
     }
-    if (setup.neighbours.cube) {  // chessboard distances: separable (cdt_separable.h)
-      const int64_t largest = *std::max_element(setup.size.begin(), setup.size.end());
-      if (largest < CdtUnreached<int16_t>::value) {
-        cdt_chessboard<int16_t>(setup, contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>());
-      } else {
-        cdt_chessboard<int32_t>(setup, contiguous.data_ptr<bool>(), distances.data_ptr<int32_t>());
-      }
-      return {distances, indices};
-    }
+    return {distances, indices};
   }
   const bool* m = contiguous.data_ptr<bool>();
   int32_t* dist = distances.data_ptr<int32_t>();

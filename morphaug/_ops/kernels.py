@@ -95,10 +95,12 @@ def cdt(mask: torch.Tensor, structure: np.ndarray, return_indices: bool = False)
 
     SciPy parity: distances and indices are ``distance_transform_cdt``'s bit
     for bit (its forward and backward raster passes, neighbours in its order).
-    On CPU the slices run in parallel; within a slice the passes are sequential.
-    On CPU, taxicab distances without indices take separable 1-D passes
-    instead (the exact L1 distance, which SciPy's taxicab chamfer is; lines
-    in parallel), with the same values, -1 included.
+    Taxicab and chessboard distances without indices take separable passes
+    instead, on CPU and CUDA alike (the exact L1 and L-infinity distances,
+    which SciPy's taxicab and chessboard chamfers are; lines in parallel),
+    with the same values, -1 included; ``cdt_path`` in csrc/launch.h makes
+    that choice for both. Otherwise the raster passes: on CPU the slices in
+    parallel, on CUDA a block per slice, rows in sequence.
     """
     flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
     distances, indices = ops_for(mask).cdt(mask, flags, return_indices)
