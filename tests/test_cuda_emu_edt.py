@@ -1,11 +1,12 @@
-"""The EDT's CUDA launcher (csrc/cuda/edt.cu), run by the emulator in every thread order.
+"""The EDT's CUDA launchers (csrc/cuda/edt.cu, signed_edt.cu), run by the emulator in every thread order.
 
 Each case runs the launcher in the orders of ``test_cuda_emulation.ORDERS`` and must equal the CPU
 kernel bit for bit (distances and indices) and SciPy's ``distance_transform_edt`` (distances within
 1e-6 relative in float32, exact in float64; indices exact where ties cannot round differently).
 The shapes cross the launcher's blocks (128 threads), warps, tiles of the last pass (64 lines)
 and its chunks (32 elements), on ranks 1 to 4, with empty and full slices, the adversarial
-volumes of scripts/gpu_check.py, and lines long enough for int64 hulls.
+volumes of scripts/gpu_check.py, and lines long enough for int64 hulls. signed_edt is checked the
+same way, against the CPU kernel and its SciPy convention (``test_native.scipy_signed_edt``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from morphaug import _ops
 from morphaug._ops import kernels as _native
 
+from test_native import scipy_signed_edt
 from test_cuda_emulation import EMULATOR, NATIVE, ORDERS, WHY_NO_EMULATOR, WHY_NO_NATIVE, differing, emulated
 
 pytestmark = [pytest.mark.skipif(NATIVE is None, reason=WHY_NO_NATIVE or ""),
@@ -128,3 +130,25 @@ def test_one_launch_a_pass_across_the_batch(rank):
 
 def test_the_emulated_kernel_is_the_one_dispatched():
     assert _ops.built_for("edt", "cpu", emulate=True)
+
+
+SIGNED_SHAPES = {
+    "1-D, lines across blocks": (3, 2, 300),
+    "2-D, rows across a block": (1, 2, 6, 270),
+    "3-D, narrow rows": (2, 1, 9, 20, 3),
+    "4-D": (1, 2, 4, 5, 3, 6),
+}
+
+
+@pytest.mark.parametrize("name", list(SIGNED_SHAPES))
+def test_signed_edt_matches_the_cpu_kernel_and_scipy_in_every_order(name):
+    shape = SIGNED_SHAPES[name]
+    x = masks(shape, "mixed", list(SIGNED_SHAPES).index(name))
+    mask = torch.from_numpy(x)
+    cpu = _native.signed_edt(mask).numpy()
+    flat = x.reshape(-1, *shape[2:])
+    expected = np.stack([scipy_signed_edt(s) for s in flat]).reshape(shape)
+    for order, seed in ORDERS:
+        with emulated(order, seed):
+            got = _native.signed_edt(mask).numpy()
+        assert differing(got, cpu, True) == 0 and differing(got, expected, True) == 0, (order, seed)

@@ -22,16 +22,14 @@
 
 #include "../core/edt.h"
 #include "../launch.h"
-#include "runtime.cuh"
+#include "grid.cuh"
 
 namespace morphaug {
 namespace {
 
-constexpr int kThreads = 128;
 constexpr int kTile = 64;                           // lines of a block of the last pass
 constexpr int kChunk = 32;                          // elements of a line staged at a time
 constexpr int64_t kScratchBytes = int64_t{1} << 28;  // hull scratch the envelope passes aim at
-constexpr int64_t kMaxGridY = 65535;
 
 // How a pass's hull is computed: exact integers (int32 or int64) with unit
 // sampling, else double as SciPy.
@@ -41,41 +39,6 @@ int64_t hull_entry_bytes(Hull hull) {
   return hull == Hull::kInt32 ? sizeof(EdtParabola<int32_t>)
          : hull == Hull::kInt64 ? sizeof(EdtParabola<int64_t>)
                                 : sizeof(double) + sizeof(int32_t);
-}
-
-// Threads of a strided pass over lines `inner` lanes wide and `outer` slices
-// deep: blocks of bx neighbouring lanes (1 where lines are contiguous) by
-// kThreads / bx slices, grid-stride in both, at most max_slots threads.
-struct StridedLaunch {
-  dim3 grid, block;
-  int64_t slots;
-};
-
-StridedLaunch strided_launch(int64_t inner, int64_t outer, int64_t max_slots) {
-  int bx = 1;
-  while (bx < kThreads && bx < inner) bx *= 2;
-  const int by = kThreads / bx;
-  int64_t gx = (inner + bx - 1) / bx;
-  int64_t gy = std::min((outer + by - 1) / by, kMaxGridY);
-  gy = std::max<int64_t>(1, std::min(gy, max_slots / (gx * kThreads)));
-  gx = std::max<int64_t>(1, std::min(gx, max_slots / kThreads));
-  return StridedLaunch{dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)),
-                       dim3(bx, by), gx * gy * kThreads};
-}
-
-// This thread's first lane and slice, their steps, and its scratch slot.
-struct StridedThread {
-  int64_t lane, slice, lane_step, slice_step, slot;
-};
-
-__device__ __forceinline__ StridedThread strided_thread() {
-  StridedThread t;
-  t.lane = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  t.slice = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y;
-  t.lane_step = gridDim.x * static_cast<int64_t>(blockDim.x);
-  t.slice_step = gridDim.y * static_cast<int64_t>(blockDim.y);
-  t.slot = t.slice * t.lane_step + t.lane;
-  return t;
 }
 
 // Pass 0 along axis 0 (n voxels, lines `inner` lanes wide, `outer` = B * C).
@@ -104,7 +67,7 @@ template <typename T, Hull kHull>
 __global__ void envelope_pass_kernel(int d, int64_t outer, int64_t n, int64_t inner, Geometry g,
                                      T* f, int32_t* idx, void* scratch) {
   const StridedThread t = strided_thread();
-  const int64_t slots = t.lane_step * t.slice_step;
+  const int64_t slots = t.lane_step * t.slice_step;  // the launch's threads
   const int64_t plane = outer * n * inner;
   for (int64_t slice = t.slice; slice < outer; slice += t.slice_step) {
     for (int64_t lane = t.lane; lane < inner; lane += t.lane_step) {
@@ -235,7 +198,7 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
     int64_t slots;
     if (d < rank - 1) {
       strided[d] = strided_launch(lines.stride, lines.count / lines.stride, max_slots);
-      slots = strided[d].slots;
+      slots = strided[d].threads;
     } else {
       last_blocks = std::min((lines.count + kTile - 1) / kTile, max_slots / kTile);
       slots = last_blocks * kTile;
