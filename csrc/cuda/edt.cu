@@ -9,9 +9,10 @@
 // the threads of the envelope passes, not those of pass 0.
 // The pass along the last axis (contiguous lines): a block takes kTile
 // neighbouring lines and stages them through shared memory kChunk elements at
-// a time: the hulls are built from the staged input, and the results go out
-// through the same tile, so that global reads and writes take kChunk
-// consecutive elements of a line.
+// a time: the hulls are built from the staged input (the whole envelope,
+// without edt_envelope_line_unit's restarts at background voxels, which
+// change no choice), and the results go out through the same tile, so that
+// global reads and writes take kChunk consecutive elements of a line.
 // With indices, the envelope's choices are non-decreasing along a line, so
 // edt_gather_indices_in_place rewrites the feature coordinates in place.
 #include <ATen/Dispatch.h>
