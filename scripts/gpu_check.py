@@ -248,6 +248,7 @@ def sync_debug(dry_run):
 
 def _kernel_cases(torch, device, n, batch):
     from morphaug import footprints, ndimage
+    from morphaug._ops import kernels
 
     mask = torch.from_numpy(_blobs((batch, 1, n, n, n))).to(device)
     values = torch.rand(mask.shape, device=device)
@@ -264,6 +265,10 @@ def _kernel_cases(torch, device, n, batch):
         ("edt", lambda: ndimage.distance_transform_edt(mask), voxels * 5),
         ("edt sampled float64 + indices", lambda: ndimage.distance_transform_edt(
             mask, sampling=(1.0, 0.7, 2.0), return_indices=True), voxels * (1 + 3 * 4 + 4)),
+        ("edt + indices (int32 hulls, indices in place)", lambda: ndimage.distance_transform_edt(
+            mask, return_indices=True), voxels * (1 + 4 + 3 * 4)),
+        ("edt squared float64", lambda: kernels.edt(mask, None, False, torch.float64, True), voxels * 9),
+        ("signed_edt", lambda: kernels.signed_edt(mask), voxels * 5),
         ("cdt chessboard", lambda: ndimage.distance_transform_cdt(mask, metric="chessboard"), voxels * 5),
         ("cdt taxicab", lambda: ndimage.distance_transform_cdt(mask, metric="taxicab"), voxels * 5),
         ("cdt chessboard + indices (raster)", lambda: ndimage.distance_transform_cdt(

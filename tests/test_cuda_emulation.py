@@ -388,7 +388,7 @@ def test_launch_counts_name_the_source_and_the_kernel():
     with emulated("forward", 0):
         _native.edt(torch.ones(1, 1, 5, dtype=torch.bool))
     launches, blocks, threads = EMULATOR.launch_counts()["edt.cu:binary_pass_kernel"]
-    assert launches == before[0] + 1 and blocks == before[1] + 1 and threads == before[2] + 128
+    assert launches == before[0] + 1 and blocks == before[1] + 1 and threads == before[2] + 256
 
 
 @needs_emulator

@@ -125,6 +125,14 @@ MORPHAUG_HD bool edt_unit_fits_int32(int64_t bound, int64_t n) {
   return bound < (int64_t{1} << 24) && bound * 2 * n < (int64_t{1} << 31);
 }
 
+// Whether pass d > 0 with unit sampling may use int32: every height f + w^2
+// of the pass is at most the sum of the squared sizes of axes 0 .. d.
+MORPHAUG_HD bool edt_unit_int32(const Geometry& g, int d) {
+  int64_t bound = 0;
+  for (int k = 0; k <= d; ++k) bound += g.size[k] * g.size[k];
+  return edt_unit_fits_int32(bound, g.size[d]);
+}
+
 // Adds the parabola at x of the given height to the hull hull[0 .. top]
 // (entries hull_stride apart; v = the top one, which starts to win at
 // i > num / (2 gap)), first dropping v while x starts to win no later than v.
@@ -145,27 +153,41 @@ MORPHAUG_HD void edt_hull_push(EdtParabola<I>* hull, int64_t hull_stride, int64_
   hull[++top * hull_stride] = v;
 }
 
-// Writes positions [lo, hi] from the hull hull[0 .. top]: each i takes the
+// Walks the hull hull[0 .. top] along i = lo, lo + 1, ...: each i takes the
 // first lowest parabola, moving on while the next one in the hull is strictly
 // lower at i. Starts increase along the hull, so once it is not, no later one
 // is either, and the tie keeps the lower position.
-template <typename I, typename T>
-MORPHAUG_HD void edt_fill_unit(const EdtParabola<I>* hull, int64_t hull_stride, int64_t top,
-                               int64_t lo, int64_t hi, T* out, int64_t stride, int32_t* arg,
-                               bool root) {
-  int64_t l = 0;
-  EdtParabola<I> p = hull[0];
-  EdtParabola<I> next = top >= 1 ? hull[hull_stride] : p;
-  for (int64_t w = lo; w <= hi; ++w) {
-    const I i = static_cast<I>(w);
+template <typename I>
+struct EdtUnitWalk {
+  const EdtParabola<I>* hull;
+  int64_t hull_stride, top, l;
+  EdtParabola<I> p, next;
+
+  MORPHAUG_HD EdtUnitWalk(const EdtParabola<I>* hull, int64_t hull_stride, int64_t top)
+      : hull(hull), hull_stride(hull_stride), top(top), l(0), p(hull[0]),
+        next(top >= 1 ? hull[hull_stride] : hull[0]) {}
+
+  // The exact integer value at i (i never decreases between calls); p.pos: its position.
+  MORPHAUG_HD I at(I i) {
     while (l < top && next.height - p.height < 2 * i * (next.pos - p.pos)) {
       p = next;
       if (++l < top) next = hull[(l + 1) * hull_stride];
     }
+    return p.height + i * (i - 2 * p.pos);
+  }
+};
+
+// Writes positions [lo, hi] from the hull hull[0 .. top] (EdtUnitWalk).
+template <typename I, typename T>
+MORPHAUG_HD void edt_fill_unit(const EdtParabola<I>* hull, int64_t hull_stride, int64_t top,
+                               int64_t lo, int64_t hi, T* out, int64_t stride, int32_t* arg,
+                               bool root) {
+  EdtUnitWalk<I> walk(hull, hull_stride, top);
+  for (int64_t w = lo; w <= hi; ++w) {
     // The exact integer value, rounded once to T (as double would be, then T).
-    const T value = static_cast<T>(p.height + i * (i - 2 * p.pos));
+    const T value = static_cast<T>(walk.at(static_cast<I>(w)));
     out[w * stride] = root ? square_root(value) : value;
-    if (arg) arg[w * stride] = p.pos;
+    if (arg) arg[w * stride] = walk.p.pos;
   }
 }
 
@@ -215,47 +237,46 @@ MORPHAUG_HD bool edt_envelope_line_unit(const T* f, int64_t f_stride, int64_t n,
   return true;
 }
 
-// Pass d > 0 on one line: f[i * f_stride] is the squared distance from pass
-// d - 1 (+inf where that pass found no background). Writes out[i * stride] =
-// min_j f(j) + (s (i - j))^2 and, when arg is not null, the minimising j (the
-// lowest on a tie) to arg[i * stride], or -1 on a line with no finite f.
-// hull_pos / hull_f (entries hull_stride apart) are scratch for n positions and
-// their f. Returns whether some f is finite.
-template <typename T>
-MORPHAUG_HD bool edt_envelope_line(const T* f, int64_t f_stride, int64_t n, double s, T* out,
-                                   int64_t stride, int32_t* arg, int32_t* hull_pos,
-                                   double* hull_f, int64_t hull_stride, bool root) {
-  int64_t top = -1;  // hull entries 0 .. top: the envelope's parabolas, by position
-  for (int64_t w = 0; w < n; ++w) {
-    const double fw = static_cast<double>(f[w * f_stride]);
-    if (fw == static_cast<double>(INFINITY)) continue;  // no background yet
-    // Drop v (between u and w) while its parabola is nowhere strictly lowest.
-    while (top >= 1) {
-      const int32_t v = hull_pos[top * hull_stride];
-      const int32_t u = hull_pos[(top - 1) * hull_stride];
-      const double a = mul_rn(static_cast<double>(v - u), s);
-      const double b = mul_rn(static_cast<double>(w - v), s);
-      const double c = add_rn(a, b);
-      const double fv = hull_f[top * hull_stride];
-      const double fu = hull_f[(top - 1) * hull_stride];
-      // c fv - b fu - a fw - a b c, in SciPy's order, each operation rounded
-      const double test = sub_rn(sub_rn(sub_rn(mul_rn(c, fv), mul_rn(b, fu)), mul_rn(a, fw)),
-                                 mul_rn(mul_rn(a, b), c));
-      if (test <= 0.0) break;
-      --top;
-    }
-    ++top;
-    hull_pos[top * hull_stride] = static_cast<int32_t>(w);
-    hull_f[top * hull_stride] = fw;
+// Adds position w of finite f (fw) to the hull of edt_envelope_line (entries
+// hull_pos / hull_f, hull_stride apart, 0 .. top), first dropping the top v
+// (between u and w) while its parabola is nowhere strictly lowest.
+MORPHAUG_HD void edt_hull_push_real(int32_t* hull_pos, double* hull_f, int64_t hull_stride,
+                                    int64_t& top, int32_t w, double fw, double s) {
+  while (top >= 1) {
+    const int32_t v = hull_pos[top * hull_stride];
+    const int32_t u = hull_pos[(top - 1) * hull_stride];
+    const double a = mul_rn(static_cast<double>(v - u), s);
+    const double b = mul_rn(static_cast<double>(w - v), s);
+    const double c = add_rn(a, b);
+    const double fv = hull_f[top * hull_stride];
+    const double fu = hull_f[(top - 1) * hull_stride];
+    // c fv - b fu - a fw - a b c, in SciPy's order, each operation rounded
+    const double test = sub_rn(sub_rn(sub_rn(mul_rn(c, fv), mul_rn(b, fu)), mul_rn(a, fw)),
+                               mul_rn(mul_rn(a, b), c));
+    if (test <= 0.0) break;
+    --top;
   }
-  if (top < 0) {
-    edt_empty_line(n, stride, out, arg);
-    return false;
-  }
-  int64_t l = 0;
-  int32_t j = hull_pos[0];
-  double fj = hull_f[0];
-  for (int64_t i = 0; i < n; ++i) {
+  ++top;
+  hull_pos[top * hull_stride] = w;
+  hull_f[top * hull_stride] = fw;
+}
+
+// Walks the hull of edt_envelope_line along i = 0, 1, ...: the lowest
+// f(j) + (s (i - j))^2, the lower j on a tie, in double as SciPy.
+struct EdtRealWalk {
+  const int32_t* hull_pos;
+  const double* hull_f;
+  int64_t hull_stride, top, l;
+  double s;
+  int32_t j;  // the chosen position after at()
+  double fj;
+
+  MORPHAUG_HD EdtRealWalk(const int32_t* hull_pos, const double* hull_f, int64_t hull_stride,
+                          int64_t top, double s)
+      : hull_pos(hull_pos), hull_f(hull_f), hull_stride(hull_stride), top(top), l(0), s(s),
+        j(hull_pos[0]), fj(hull_f[0]) {}
+
+  MORPHAUG_HD double at(int64_t i) {
     double t = mul_rn(static_cast<double>(j - i), s);
     double best = add_rn(fj, mul_rn(t, t));
     while (l < top) {
@@ -269,8 +290,35 @@ MORPHAUG_HD bool edt_envelope_line(const T* f, int64_t f_stride, int64_t n, doub
       fj = fnext;
       ++l;
     }
-    out[i * stride] = edt_value<T>(best, root);
-    if (arg) arg[i * stride] = j;
+    return best;
+  }
+};
+
+// Pass d > 0 on one line: f[i * f_stride] is the squared distance from pass
+// d - 1 (+inf where that pass found no background). Writes out[i * stride] =
+// min_j f(j) + (s (i - j))^2 and, when arg is not null, the minimising j (the
+// lowest on a tie) to arg[i * stride], or -1 on a line with no finite f.
+// hull_pos / hull_f (entries hull_stride apart) are scratch for n positions and
+// their f. Returns whether some f is finite. Every f is read before out is
+// written: out may be f.
+template <typename T>
+MORPHAUG_HD bool edt_envelope_line(const T* f, int64_t f_stride, int64_t n, double s, T* out,
+                                   int64_t stride, int32_t* arg, int32_t* hull_pos,
+                                   double* hull_f, int64_t hull_stride, bool root) {
+  int64_t top = -1;  // hull entries 0 .. top: the envelope's parabolas, by position
+  for (int64_t w = 0; w < n; ++w) {
+    const double fw = static_cast<double>(f[w * f_stride]);
+    if (fw == static_cast<double>(INFINITY)) continue;  // no background yet
+    edt_hull_push_real(hull_pos, hull_f, hull_stride, top, static_cast<int32_t>(w), fw, s);
+  }
+  if (top < 0) {
+    edt_empty_line(n, stride, out, arg);
+    return false;
+  }
+  EdtRealWalk walk(hull_pos, hull_f, hull_stride, top, s);
+  for (int64_t i = 0; i < n; ++i) {
+    out[i * stride] = edt_value<T>(walk.at(i), root);
+    if (arg) arg[i * stride] = walk.j;
   }
   return true;
 }
@@ -292,6 +340,30 @@ MORPHAUG_HD void edt_gather_indices(const int32_t* idx_in, int64_t in_plane, int
       idx_out[k * out_plane + i * out_stride] = idx_in[k * in_plane + source];
     }
     if (j < 0) chosen[i * out_stride] = 0;
+  }
+}
+
+// edt_gather_indices in place: idx points at coordinate 0 of the line
+// (coordinates `plane` apart, elements `stride` apart). The envelope's j is
+// non-decreasing along a line (or -1 all along it), so where j(i) > i, j(j(i))
+// >= j(i), and where j(i) < i, j(j(i)) <= j(i): the voxels with j > i,
+// ascending, then those with j < i, descending, read only coordinates that
+// are not rewritten yet.
+MORPHAUG_HD void edt_gather_indices_in_place(int32_t* idx, int64_t plane, int64_t stride, int d,
+                                             int64_t n) {
+  int32_t* chosen = idx + d * plane;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t j = chosen[i * stride];
+    if (j <= i) continue;
+    for (int k = 0; k < d; ++k) idx[k * plane + i * stride] = idx[k * plane + j * stride];
+  }
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const int32_t j = chosen[i * stride];
+    if (j < 0) {
+      chosen[i * stride] = 0;
+    } else if (j < i) {
+      for (int k = 0; k < d; ++k) idx[k * plane + i * stride] = idx[k * plane + j * stride];
+    }
   }
 }
 

@@ -160,10 +160,7 @@ void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
       binary_pass(mask.data_ptr<bool>(), lines, setup.geometry.sampling[0], f, idx, setup, root);
       continue;
     }
-    // Every height f + w^2 of the pass is <= bound: int32 arithmetic when exact.
-    int64_t bound = 0;
-    for (int k = 0; k <= d; ++k) bound += setup.geometry.size[k] * setup.geometry.size[k];
-    if (setup.unit && edt_unit_fits_int32(bound, lines.length)) {
+    if (setup.unit && edt_unit_int32(setup.geometry, d)) {
       envelope_pass<T, int32_t>(d, lines, setup, f, idx, root);
     } else {
       envelope_pass<T, int64_t>(d, lines, setup, f, idx, root);

@@ -1,115 +1,236 @@
-// CUDA launcher of morphaug::edt: one pass per spatial axis, a thread per line,
-// ping-pong buffers between passes.
+// CUDA launcher of morphaug::edt: one pass per spatial axis, in place in the
+// distances (and the indices), one launch a pass across B * C.
+//
+// Pass 0 (axis 0, no hull) and the envelope passes along further axes but the
+// last: a thread per line on a grid of (lanes, outer slices), the lanes of a
+// block neighbours in memory, so that each step of a line reads and writes
+// neighbouring elements across a warp. The hull of each thread lives in a
+// global scratch, entries `slots` apart (coalesced too); the scratch bounds
+// the threads of the envelope passes, not those of pass 0.
+// The pass along the last axis (contiguous lines): a block takes kTile
+// neighbouring lines and stages them through shared memory kChunk elements at
+// a time: the hulls are built from the staged input (the whole envelope,
+// without edt_envelope_line_unit's restarts at background voxels, which
+// change no choice), and the results go out through the same tile, so that
+// global reads and writes take kChunk consecutive elements of a line.
+// With indices, the envelope's choices are non-decreasing along a line, so
+// edt_gather_indices_in_place rewrites the feature coordinates in place.
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include "../core/edt.h"
 #include "../launch.h"
-#include "runtime.cuh"
+#include "grid.cuh"
 
 namespace morphaug {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int64_t kMaxLineThreads = int64_t{1} << 15;  // bounds the hull scratch
+constexpr int kTile = 64;                           // lines of a block of the last pass
+constexpr int kChunk = 32;                          // elements of a line staged at a time
+constexpr int64_t kScratchBytes = int64_t{1} << 28;  // hull scratch the envelope passes aim at
 
-// Threads of a pass: a grid-stride loop over lines; thread `slot` owns column
-// `slot` of the scratch (entries `slots` apart, so that accesses coalesce).
-struct Launch {
-  int64_t slots;
-  int blocks;
-};
+// How a pass's hull is computed: exact integers (int32 or int64) with unit
+// sampling, else double as SciPy.
+enum class Hull { kInt32, kInt64, kReal };
 
-Launch line_launch(int64_t lines) {
-  const int64_t slots = std::min(lines, kMaxLineThreads);
-  return Launch{slots, static_cast<int>((slots + kThreads - 1) / kThreads)};
+int64_t hull_entry_bytes(Hull hull) {
+  return hull == Hull::kInt32 ? sizeof(EdtParabola<int32_t>)
+         : hull == Hull::kInt64 ? sizeof(EdtParabola<int64_t>)
+                                : sizeof(double) + sizeof(int32_t);
 }
 
+// Pass 0 along axis 0 (n voxels, lines `inner` lanes wide, `outer` = B * C).
 template <typename T>
-__global__ void binary_pass_kernel(const bool* mask, Lines lines, Geometry g, T* out,
-                                   int32_t* idx, int64_t slots, bool root) {
-  const int64_t slot = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (slot >= slots) return;
-  const int64_t plane = lines.count * lines.length;
-  for (int64_t line = slot; line < lines.count; line += slots) {
-    const int64_t o = lines.offset(line);
-    int32_t previous, next;
-    const bool found = edt_binary_lines(mask + o, lines.length, lines.stride, 1, g.sampling[0],
-                                        out + o, idx ? idx + o : nullptr, out + o, lines.stride,
-                                        &previous, &next, root);
-    if (g.rank == 1 && !found) {
-      edt_no_background_line(g, o, out + o, idx ? idx + o : nullptr, plane, root);
+__global__ void binary_pass_kernel(const bool* mask, int64_t outer, int64_t n, int64_t inner,
+                                   Geometry g, T* out, int32_t* idx, bool root) {
+  const StridedThread t = strided_thread();
+  const int64_t plane = outer * n * inner;
+  for (int64_t slice = t.slice; slice < outer; slice += t.slice_step) {
+    for (int64_t lane = t.lane; lane < inner; lane += t.lane_step) {
+      const int64_t o = slice * n * inner + lane;
+      int32_t previous, next;
+      const bool found = edt_binary_lines(mask + o, n, inner, 1, g.sampling[0], out + o,
+                                          idx ? idx + o : nullptr, out + o, inner, &previous,
+                                          &next, root);
+      if (g.rank == 1 && !found) {
+        edt_no_background_line(g, o, out + o, idx ? idx + o : nullptr, plane, root);
+      }
     }
   }
 }
 
-template <typename T>
-__global__ void envelope_pass_kernel(int d, Lines lines, Geometry g, bool unit, const T* f, T* out,
-                                     const int32_t* idx_in, int32_t* idx_out, void* scratch,
-                                     int64_t slots, bool root) {
-  const int64_t slot = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (slot >= slots) return;
-  const int64_t n = lines.length, stride = lines.stride;
-  const int64_t plane = lines.count * n;
-  const bool last = d == g.rank - 1;
-  for (int64_t line = slot; line < lines.count; line += slots) {
-    const int64_t o = lines.offset(line);
-    int32_t* arg = idx_out ? idx_out + d * plane + o : nullptr;
-    bool found;
-    if (unit) {
-      EdtParabola<int64_t>* hull = static_cast<EdtParabola<int64_t>*>(scratch) + slot;
-      found = edt_envelope_line_unit(f + o, stride, n, out + o, stride, arg, hull, slots, root);
+// Pass d > 0 along an axis before the last one (n voxels, lines `inner`
+// lanes wide, `outer` slices), in place in f.
+template <typename T, Hull kHull>
+__global__ void envelope_pass_kernel(int d, int64_t outer, int64_t n, int64_t inner, Geometry g,
+                                     T* f, int32_t* idx, void* scratch) {
+  const StridedThread t = strided_thread();
+  const int64_t slots = t.lane_step * t.slice_step;  // the launch's threads
+  const int64_t plane = outer * n * inner;
+  for (int64_t slice = t.slice; slice < outer; slice += t.slice_step) {
+    for (int64_t lane = t.lane; lane < inner; lane += t.lane_step) {
+      const int64_t o = slice * n * inner + lane;
+      int32_t* arg = idx ? idx + d * plane + o : nullptr;
+      if constexpr (kHull == Hull::kReal) {
+        double* hull_f = static_cast<double*>(scratch) + t.slot;
+        int32_t* hull_pos =
+            reinterpret_cast<int32_t*>(static_cast<double*>(scratch) + n * slots) + t.slot;
+        edt_envelope_line(f + o, inner, n, g.sampling[d], f + o, inner, arg, hull_pos, hull_f,
+                          slots, false);
+      } else {
+        using I = std::conditional_t<kHull == Hull::kInt32, int32_t, int64_t>;
+        EdtParabola<I>* hull = static_cast<EdtParabola<I>*>(scratch) + t.slot;
+        edt_envelope_line_unit(f + o, inner, n, f + o, inner, arg, hull, slots, false);
+      }
+      if (idx) edt_gather_indices_in_place(idx + o, plane, inner, d, n);
+    }
+  }
+}
+
+// The pass along the last axis d > 0 (lines of n contiguous voxels), in
+// place in f: thread r of a block owns line first + r of its tile.
+template <typename T, Hull kHull>
+__global__ void __launch_bounds__(kTile)
+    last_pass_kernel(int d, int64_t lines, int64_t n, Geometry g, T* f, int32_t* idx,
+                     void* scratch, bool root) {
+  using I = std::conditional_t<kHull == Hull::kInt32, int32_t, int64_t>;
+  __shared__ T values[kTile][kChunk + 1];
+  __shared__ int32_t chosen[kTile][kChunk + 1];
+  const int r = threadIdx.x;
+  const int64_t slots = gridDim.x * static_cast<int64_t>(kTile);
+  const int64_t slot = blockIdx.x * static_cast<int64_t>(kTile) + r;
+  const int64_t plane = lines * n;
+  const double s = g.sampling[d];
+  EdtParabola<I>* parabolas = static_cast<EdtParabola<I>*>(scratch) + slot;
+  double* hull_f = static_cast<double*>(scratch) + slot;
+  int32_t* hull_pos = reinterpret_cast<int32_t*>(static_cast<double*>(scratch) + n * slots) + slot;
+  for (int64_t first = blockIdx.x * static_cast<int64_t>(kTile); first < lines; first += slots) {
+    const int rows = static_cast<int>(std::min<int64_t>(kTile, lines - first));
+    const bool mine = r < rows;
+    T* tile = f + first * n;  // element k of row q at tile[q * n + k]
+    int32_t* tile_arg = idx ? idx + d * plane + first * n : nullptr;
+    // The hull, from the line staged chunk by chunk (every f read before any is written).
+    int64_t top = -1;
+    EdtParabola<I> v{0, 0};
+    I num = 0, gap = 0;
+    for (int64_t c = 0; c < n; c += kChunk) {
+      const int width = static_cast<int>(std::min<int64_t>(kChunk, n - c));
+      __syncthreads();  // the previous chunk is consumed
+      for (int e = r; e < kTile * kChunk; e += kTile) {
+        const int q = e / kChunk, k = e % kChunk;
+        if (q < rows && k < width) values[q][k] = tile[q * n + c + k];
+      }
+      __syncthreads();
+      if (!mine) continue;
+      for (int k = 0; k < width; ++k) {
+        const T fw = values[r][k];
+        if (fw == static_cast<T>(INFINITY)) continue;  // no background yet
+        if constexpr (kHull == Hull::kReal) {
+          edt_hull_push_real(hull_pos, hull_f, slots, top, static_cast<int32_t>(c + k),
+                             static_cast<double>(fw), s);
+        } else {
+          const I x = static_cast<I>(c + k);
+          edt_hull_push(parabolas, slots, top, v, num, gap, x, static_cast<I>(fw) + x * x);
+        }
+      }
+    }
+    // The results, through the tile: at(i, value, j) of the walk over the hull.
+    const bool found = top >= 0;
+    const auto write_out = [&](auto&& at) {
+      for (int64_t c = 0; c < n; c += kChunk) {
+        const int width = static_cast<int>(std::min<int64_t>(kChunk, n - c));
+        for (int k = 0; mine && k < width; ++k) at(c + k, values[r][k], chosen[r][k]);
+        __syncthreads();
+        for (int e = r; e < kTile * kChunk; e += kTile) {
+          const int q = e / kChunk, k = e % kChunk;
+          if (q < rows && k < width) {
+            tile[q * n + c + k] = values[q][k];
+            if (tile_arg) tile_arg[q * n + c + k] = chosen[q][k];
+          }
+        }
+        __syncthreads();  // the chunk is out before the tile is reused
+      }
+    };
+    if (!found) {  // +inf and -1; edt_no_background_line below
+      write_out([](int64_t, T& value, int32_t& j) {
+        value = static_cast<T>(INFINITY);
+        j = -1;
+      });
+    } else if constexpr (kHull == Hull::kReal) {
+      EdtRealWalk walk(hull_pos, hull_f, slots, top, s);
+      write_out([&](int64_t i, T& value, int32_t& j) {
+        value = edt_value<T>(walk.at(i), root);
+        j = walk.j;
+      });
     } else {
-      double* hull_f = static_cast<double*>(scratch) + slot;
-      int32_t* hull_pos =
-          reinterpret_cast<int32_t*>(static_cast<double*>(scratch) + n * slots) + slot;
-      found = edt_envelope_line(f + o, stride, n, g.sampling[d], out + o, stride, arg, hull_pos,
-                                hull_f, slots, root);
+      EdtUnitWalk<I> walk(parabolas, slots, top);
+      write_out([&](int64_t i, T& value, int32_t& j) {
+        const T exact = static_cast<T>(walk.at(static_cast<I>(i)));
+        value = root ? square_root(exact) : exact;
+        j = walk.p.pos;
+      });
     }
-    if (idx_out) edt_gather_indices(idx_in + o, plane, stride, idx_out + o, plane, stride, d, n);
-    if (last && !found) {
-      edt_no_background_line(g, o, out + o, idx_out ? idx_out + o : nullptr, plane, root);
-    }
+    if (!mine) continue;
+    const int64_t o = (first + r) * n;
+    if (idx) edt_gather_indices_in_place(idx + o, plane, 1, d, n);
+    if (!found) edt_no_background_line(g, o, f + o, idx ? idx + o : nullptr, plane, root);
   }
 }
 
 template <typename T>
 void edt_passes(const at::Tensor& mask, const EdtSetup& setup, bool squared) {
-  const int rank = setup.geometry.rank;
-  const bool with_indices = setup.indices.numel() > 0;
-  const at::Tensor distances_scratch = rank > 1 ? at::empty_like(setup.distances) : at::Tensor();
-  const at::Tensor indices_scratch =
-      rank > 1 && with_indices ? at::empty_like(setup.indices) : at::Tensor();
-  // Hull scratch of the envelope passes: per thread, n parabolas (16 bytes)
-  // with unit sampling, else n doubles and n int32.
-  int64_t scratch_bytes = 0;
+  const Geometry& g = setup.geometry;
+  const int rank = g.rank;
+  T* f = setup.distances.data_ptr<T>();
+  int32_t* idx = setup.indices.numel() > 0 ? setup.indices.data_ptr<int32_t>() : nullptr;
+  const cudaStream_t stream = cuda::current_stream();
+  // Per pass: its hull, its threads (as many as the scratch allows) and their scratch.
+  Hull hulls[kMaxRank];
+  StridedLaunch strided[kMaxRank];
+  int64_t last_blocks = 1, scratch_bytes = 0;
   for (int d = 1; d < rank; ++d) {
+    hulls[d] = !setup.unit ? Hull::kReal : edt_unit_int32(g, d) ? Hull::kInt32 : Hull::kInt64;
     const Lines lines = lines_along(mask, d);
-    scratch_bytes = std::max(scratch_bytes, lines.length * line_launch(lines.count).slots * 16);
+    const int64_t line_bytes = lines.length * hull_entry_bytes(hulls[d]);
+    const int64_t max_slots = std::max<int64_t>(kThreads, kScratchBytes / line_bytes);
+    int64_t slots;
+    if (d < rank - 1) {
+      strided[d] = strided_launch(lines.stride, lines.count / lines.stride, max_slots);
+      slots = strided[d].threads;
+    } else {
+      last_blocks = std::min((lines.count + kTile - 1) / kTile, max_slots / kTile);
+      slots = last_blocks * kTile;
+    }
+    scratch_bytes = std::max(scratch_bytes, slots * line_bytes);
   }
   const at::Tensor scratch = at::empty({scratch_bytes}, mask.options().dtype(at::kByte));
-  const cudaStream_t stream = cuda::current_stream();
-  const T* f = nullptr;
-  const int32_t* idx_in = nullptr;
   for (int d = 0; d < rank; ++d) {
-    T* out = pass_target(d, rank, setup.distances, distances_scratch).data_ptr<T>();
-    int32_t* idx_out =
-        with_indices ? pass_target(d, rank, setup.indices, indices_scratch).data_ptr<int32_t>()
-                     : nullptr;
     const Lines lines = lines_along(mask, d);
-    const Launch launch = line_launch(lines.count);
-    const bool root = d == rank - 1 && !squared;
+    const int64_t outer = lines.count / lines.stride;
     if (d == 0) {
-      cuda::launch<binary_pass_kernel<T>>(launch.blocks, kThreads, stream,
-          mask.data_ptr<bool>(), lines, setup.geometry, out, idx_out, launch.slots, root);
-    } else {
-      cuda::launch<envelope_pass_kernel<T>>(launch.blocks, kThreads, stream,
-          d, lines, setup.geometry, setup.unit, f, out, idx_in, idx_out, scratch.data_ptr(),
-          launch.slots, root);
+      const StridedLaunch launch = strided_launch(lines.stride, outer, INT64_MAX);
+      cuda::launch<binary_pass_kernel<T>>(launch.grid, launch.block, stream, mask.data_ptr<bool>(),
+          outer, lines.length, lines.stride, g, f, idx, rank == 1 && !squared);
+      continue;
     }
-    f = out;
-    idx_in = idx_out;
+    const auto run = [&](auto hull) {
+      constexpr Hull kHull = decltype(hull)::value;
+      if (d < rank - 1) {
+        cuda::launch<envelope_pass_kernel<T, kHull>>(strided[d].grid, strided[d].block, stream,
+            d, outer, lines.length, lines.stride, g, f, idx, scratch.data_ptr());
+      } else {
+        cuda::launch<last_pass_kernel<T, kHull>>(static_cast<unsigned>(last_blocks), kTile, stream,
+            d, lines.count, lines.length, g, f, idx, scratch.data_ptr(), !squared);
+      }
+    };
+    switch (hulls[d]) {
+      case Hull::kInt32: run(std::integral_constant<Hull, Hull::kInt32>{}); break;
+      case Hull::kInt64: run(std::integral_constant<Hull, Hull::kInt64>{}); break;
+      case Hull::kReal: run(std::integral_constant<Hull, Hull::kReal>{}); break;
+    }
   }
 }
 

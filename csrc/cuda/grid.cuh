@@ -25,4 +25,42 @@ inline int blocks_for(int64_t work) {
   return static_cast<int>(std::max<int64_t>(1, std::min((work + kThreads - 1) / kThreads, kMaxBlocks)));
 }
 
+// Lines of `n` voxels `inner` lanes wide (element i of the line at lane l of
+// slice o at (o n + i) inner + l), a thread per line: blocks of bx
+// neighbouring lanes (so that a warp reads neighbouring elements; 1 where the
+// lines are contiguous) by kThreads / bx slices, grid-stride over lanes and
+// slices, at most max_threads threads in all.
+struct StridedLaunch {
+  dim3 grid, block;
+  int64_t threads;
+};
+
+inline StridedLaunch strided_launch(int64_t inner, int64_t outer, int64_t max_threads) {
+  int bx = 1;
+  while (bx < kThreads && bx < inner) bx *= 2;
+  const int by = kThreads / bx;
+  int64_t gx = (inner + bx - 1) / bx;
+  int64_t gy = std::min((outer + by - 1) / by, kMaxBlocks);
+  gy = std::max<int64_t>(1, std::min(gy, max_threads / (gx * kThreads)));
+  gx = std::max<int64_t>(1, std::min(gx, max_threads / kThreads));
+  return StridedLaunch{dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), dim3(bx, by),
+                       gx * gy * kThreads};
+}
+
+// A thread of a strided_launch: its first lane and slice, their steps, and
+// its slot among the launch's threads (neighbouring lanes, neighbouring slots).
+struct StridedThread {
+  int64_t lane, slice, lane_step, slice_step, slot;
+};
+
+__device__ __forceinline__ StridedThread strided_thread() {
+  StridedThread t;
+  t.lane = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  t.slice = blockIdx.y * static_cast<int64_t>(blockDim.y) + threadIdx.y;
+  t.lane_step = gridDim.x * static_cast<int64_t>(blockDim.x);
+  t.slice_step = gridDim.y * static_cast<int64_t>(blockDim.y);
+  t.slot = t.slice * t.lane_step + t.lane;
+  return t;
+}
+
 }  // namespace morphaug

@@ -1,7 +1,8 @@
 // CUDA launcher of morphaug::signed_edt (core/signed_edt.h): uint32 values;
 // a thread per row to find the boundary voxels, per line along the first
-// axis for the sweeps, then per voxel for every further axis (its taps
-// sedt_parabola, one voxel a thread). Whether a slice has a boundary voxel
+// axis for the sweeps and along every further axis (its taps sedt_parabola),
+// then per voxel of the rows for the last axis, neighbouring threads on
+// neighbouring voxels. Whether a slice has a boundary voxel
 // stays on the device: no host read.
 #include <cmath>
 
@@ -43,29 +44,44 @@ __global__ void first_axis_kernel(Value* v, int64_t lines, int64_t n, int64_t la
   }
 }
 
-// Axis k (length n, stride `stride`) before the last one: a thread per value.
-__global__ void further_axis_kernel(const Value* in, Value* out, int64_t numel, int64_t n,
-                                    int64_t stride) {
-  for (int64_t p = grid_start(); p < numel; p += grid_step()) {
-    const int64_t i = p / stride % n;
-    out[p] = sedt_parabola<SedtOneLane<Value>>(in + p, stride, i, n - 1 - i);
+// Axis k (n voxels, lines `inner` lanes wide, `outer` slices) before the
+// last one: a thread per line (strided_launch), every value of it in turn.
+__global__ void further_axis_kernel(const Value* in, Value* out, int64_t outer, int64_t n,
+                                    int64_t inner) {
+  const StridedThread t = strided_thread();
+  for (int64_t slice = t.slice; slice < outer; slice += t.slice_step) {
+    for (int64_t lane = t.lane; lane < inner; lane += t.lane_step) {
+      const int64_t o = slice * n * inner + lane;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t p = o + i * inner;
+        out[p] = sedt_parabola<SedtOneLane<Value>>(in + p, inner, i, n - 1 - i);
+      }
+    }
   }
 }
 
 // The signed result, the last axis's taps first when `taps`: +D / -D for a
-// slice without boundary (empty, or full: its first voxel says which).
-__global__ void finish_kernel(const Value* in, const uint8_t* mask, float* out, int64_t numel,
-                              int64_t slice_numel, int64_t n, bool taps, const int32_t* found,
+// slice without boundary (empty, or full: its first voxel says which). A
+// thread per element of a row of n (strided_launch over rows of one lane
+// each), its slice found once per row.
+__global__ void finish_kernel(const Value* in, const uint8_t* mask, float* out, int64_t rows,
+                              int64_t slice_rows, int64_t n, bool taps, const int32_t* found,
                               float diagonal) {
-  for (int64_t p = grid_start(); p < numel; p += grid_step()) {
-    const int64_t slice = p / slice_numel;
-    if (!found[slice]) {
-      out[p] = mask[slice * slice_numel] ? -diagonal : diagonal;
-      continue;
+  const StridedThread t = strided_thread();
+  for (int64_t row = t.slice; row < rows; row += t.slice_step) {
+    const int64_t slice = row / slice_rows;
+    const bool boundary = found[slice] != 0;
+    const uint8_t first = mask[slice * slice_rows * n];
+    for (int64_t i = t.lane; i < n; i += t.lane_step) {
+      const int64_t p = row * n + i;
+      if (!boundary) {
+        out[p] = first ? -diagonal : diagonal;
+        continue;
+      }
+      const Value squared =
+          taps ? sedt_parabola<SedtOneLane<Value>>(in + p, 1, i, n - 1 - i) : in[p];
+      out[p] = sedt_signed<Value>(squared, mask[p]);
     }
-    const int64_t i = p % n;
-    const Value squared = taps ? sedt_parabola<SedtOneLane<Value>>(in + p, 1, i, n - 1 - i) : in[p];
-    out[p] = sedt_signed<Value>(squared, mask[p]);
   }
 }
 
@@ -109,13 +125,16 @@ at::Tensor signed_edt_cuda(const at::Tensor& mask) {
   cuda::launch<first_axis_kernel>(blocks_for(slices * lanes), kThreads, stream, v, slices * lanes,
                                   g.size[0], lanes, far, none);
   for (int k = 1; k < g.rank - 1; ++k) {
-    cuda::launch<further_axis_kernel>(blocks_for(numel), kThreads, stream, v, w, numel, g.size[k],
+    const int64_t outer = numel / (g.size[k] * strides.of[k]);
+    const StridedLaunch launch = strided_launch(strides.of[k], outer, INT64_MAX);
+    cuda::launch<further_axis_kernel>(launch.grid, launch.block, stream, v, w, outer, g.size[k],
                                       strides.of[k]);
     std::swap(v, w);
   }
-  cuda::launch<finish_kernel>(blocks_for(numel), kThreads, stream,
-      v, m, out.data_ptr<float>(), numel, slice_numel, last, g.rank > 1, found.data_ptr<int32_t>(),
-      static_cast<float>(std::sqrt(diagonal)));
+  const StridedLaunch finish = strided_launch(last, rows, INT64_MAX);
+  cuda::launch<finish_kernel>(finish.grid, finish.block, stream,
+      v, m, out.data_ptr<float>(), rows, slice_numel / last, last, g.rank > 1,
+      found.data_ptr<int32_t>(), static_cast<float>(std::sqrt(diagonal)));
   return out;
 }
 
