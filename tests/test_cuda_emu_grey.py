@@ -162,13 +162,26 @@ def kernel_case(index: int, empty_row: bool = False, footprint_free: bool = Fals
     cval = True if dtype == torch.bool else (7 if not dtype.is_floating_point else -0.25)
     f, s, k_origin = kernel_arguments(footprint, structure, dilation, origin)
 
-    def call(out=None):
-        return _native.grey_element(x, f, s, k_origin, [mode] * len(k), cval, dilation, out=out)
+    def call(out=None, device="cpu"):
+        f_, s_ = (None if e is None else e.to(device) for e in (f, s))
+        return _native.grey_element(x.to(device), f_, s_, k_origin, [mode] * len(k), cval, dilation, out=out)
 
     scipy_x = x.float().numpy() if dtype == torch.float16 else x.numpy()
     expected, empty = per_slice_scipy(scipy_x, footprint, structure, dilation, mode, cval, origin)
     reference = torch_reference(x, footprint, structure, dilation, mode, cval, origin)
     return x, call, expected, empty, reference
+
+
+def emulation_case(index: int):
+    """Kernel case ``index`` as tests/test_cuda_emulation.py's CASES take it: ``(call(device),
+    reference())`` (a case without empty footprints: SciPy gives every slice)."""
+    def call(device):
+        return kernel_case(index)[1](device=device)
+
+    def reference():
+        return [(kernel_case(index)[2], True)]
+
+    return call, reference
 
 
 def check(got: torch.Tensor, x, expected, empty, reference):

@@ -279,8 +279,9 @@ def grey_element(input: torch.Tensor, footprint: torch.Tensor | None, structure:
     its slice's flags and weights on the device, in one launch after the copy; on the CPU each
     slice's true positions are listed first, then read as :func:`grey_structure` reads its own.
     """
-    return _into(ops_for(input).grey_element, [input, footprint, structure, list(origin), _mode_codes(mode),
-                                               cval, maximum], out)
+    codes = _mode_codes(mode)
+    return _into(ops_for(input).grey_element, [input, footprint, structure, list(origin), codes, cval, maximum],
+                 out)
 
 
 def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor,

@@ -1,13 +1,13 @@
 """Connected components of many masks at once: their sizes, and the filters that remove some.
 
 Every ``(b, c)`` mask of a batch is labelled in one call (:func:`label`),
-counted into a ``(B * C, width)`` table (the native ``label_sizes`` where it
-takes the call) and filtered by a rule applied on that table (the native
-``filter_components`` runs the whole filter where it takes the call: each
-mask through ``label``'s run scan, its runs keeping their labels, counted,
-the rule applied and the removed runs marked, with no ``(b, c, voxel)``
-labels). The table has a column per label a mask can hold: on the CPU the
-largest count of components (read for free), on an accelerator one per voxel.
+its components numbered across all masks and counted in one table with an
+entry per component (on an accelerator, per component a batch can hold: no
+host sync), and filtered by a rule applied on that table, a segmented one
+per mask (the native ``filter_components`` runs the whole filter where it
+takes the call: each mask through ``label``'s run scan, its runs keeping
+their labels, counted, the rule applied and the removed runs marked, with
+no ``(b, c, voxel)`` labels).
 The component transforms of ``morphaug.transforms`` run on these.
 """
 
@@ -29,20 +29,20 @@ _INT32_MAX = torch.iinfo(torch.int32).max
 
 
 class Components(NamedTuple):
-    """The components of the ``(sample, class)`` masks ``(B, K, *spatial)``."""
+    """The components of the ``(sample, class)`` masks ``(B, K, *spatial)``, numbered across all masks:
+    mask ``r``'s label ``l >= 1`` is component ``first[r] + l - 1`` (the masks' components in order, each
+    mask's in SciPy's order), so that every table holds one entry per component, not per voxel."""
 
-    #: ``(B, K, *spatial)`` integer: each voxel's component, SciPy's numbering ``1 ..`` per mask, 0 outside.
+    #: ``(B, K, *spatial)`` integer: each voxel's label, SciPy's numbering ``1 ..`` per mask, 0 outside.
     labels: torch.Tensor
-    #: ``(B * K, width)`` integer: the voxel count of each label; column 0 (outside) is 0.
+    #: ``(B * K,)`` int64: the number of mask ``r``'s first component.
+    first: torch.Tensor
+    #: ``(B * K,)`` int64: the components of each mask.
+    counts: torch.Tensor
+    #: ``(B * K * N,)``: each voxel's component, ``capacity`` outside (the table's last slot).
+    ids: torch.Tensor
+    #: ``(capacity + 1,)`` integer: the voxels of each component, then 0 (outside, and the free slots).
     sizes: torch.Tensor
-
-
-def _width(counts: torch.Tensor, voxels: int) -> int:
-    """The columns of a table of components: outside, and every label a mask holds. On the CPU the
-    largest count (read for free); elsewhere, and while Dynamo traces, every voxel's (no host sync)."""
-    if counts.device.type == "cpu" and counts.numel() and not torch.compiler.is_compiling():
-        return int(counts.max()) + 1
-    return voxels + 1
 
 
 def _keys(labels: torch.Tensor, width: int) -> torch.Tensor:
@@ -68,37 +68,79 @@ _LABEL_SIZES = _ops.Table("component sizes (RandRemoveComponent)", [
 ], _label_sizes_torch)
 
 
+def _most_components(masks: int, voxels: int) -> int:
+    """The most components that ``masks`` masks of ``voxels`` voxels hold: ceil(N / 2) each (one voxel
+    of each component, never two face neighbours: an independent set of the grid, whose snake order is
+    a path)."""
+    return masks * ((voxels + 1) // 2)
+
+
+def _capacity(counts: torch.Tensor, voxels: int) -> int:
+    """How many components the tables hold: on the CPU their number (read for free); elsewhere, and
+    while Dynamo traces, the most the masks can hold (no host sync)."""
+    if counts.device.type == "cpu" and not torch.compiler.is_compiling():
+        return int(counts.sum())
+    return _most_components(counts.numel(), voxels)
+
+
 def components(masks: torch.Tensor, hops: int) -> Components:
     """The components of every ``(b, k)`` mask of bool ``masks (B, K, *spatial)``, joined within
-    ``hops`` orthogonal hops, labelled in one call and counted in one table."""
+    ``hops`` orthogonal hops, labelled in one call and counted in one table over all masks (a bincount
+    of their labels offset by each mask's first component)."""
     structure = generate_binary_structure(masks.ndim - 2, hops)  # on the host, read there
     labels, counts = label(masks, structure=structure)
-    width = _width(counts, math.prod(masks.shape[2:]))
-    sizes = _LABEL_SIZES(labels, labels, width).view(masks.shape[0] * masks.shape[1], width)
-    sizes[:, 0].fill_(0)
-    return Components(labels, sizes)
+    rows, voxels = masks.shape[0] * masks.shape[1], math.prod(masks.shape[2:])
+    counts = counts.reshape(rows)
+    capacity = _capacity(counts, voxels)
+    index = torch.int32 if capacity < _INT32_MAX else torch.int64
+    first = counts.cumsum(0) - counts
+    flat = labels.reshape(rows, voxels)
+    ids = torch.where(flat > 0, flat.to(index) + (first - 1).to(index)[:, None], capacity).view(-1)
+    sizes = _LABEL_SIZES(ids, ids.view(1, 1, -1), capacity + 1).view(-1)
+    sizes[capacity] = 0
+    return Components(labels, first, counts, ids, sizes)
 
 
-def _largest(sizes: torch.Tensor, count: int) -> torch.Tensor:
-    """``(R, N + 1)`` bool: the ``count`` largest components of each row of ``sizes`` (all of them when
-    there are fewer). Among components of equal size the higher label goes first: MONAI's
-    ``argsort(sizes)[::-1]`` with a stable sort, i.e. the component that starts later in raster order."""
-    width = sizes.shape[1]
-    key = sizes.long() * width + torch.arange(width, device=sizes.device)  # distinct in a row: size, then label
-    top = key.topk(min(count, width), dim=1).indices
-    return torch.zeros_like(sizes, dtype=torch.bool).scatter_(1, top, True) & (sizes > 0)
+def _owners(found: Components) -> torch.Tensor:
+    """``(capacity + 1,)`` int64: the mask of each component (``B * K`` for the free slots and the
+    last)."""
+    slots = torch.arange(found.sizes.numel(), device=found.sizes.device)
+    return torch.searchsorted(found.first + found.counts, slots, right=True)
+
+
+def _largest(found: Components, count: int) -> torch.Tensor:
+    """``(capacity + 1,)`` bool: the ``count`` largest components of each mask (all of them when there
+    are fewer). Among components of equal size the higher label goes first: MONAI's
+    ``argsort(sizes)[::-1]`` with a stable sort, i.e. the component that starts later in raster order.
+    One pass per kept rank, each a segmented maximum over the components (no table per voxel)."""
+    sizes = found.sizes
+    rows, last = found.counts.numel(), sizes.numel() - 1
+    owner = _owners(found)
+    slots = torch.arange(sizes.numel(), device=sizes.device)
+    left = sizes > 0
+    kept = torch.zeros_like(left)
+    for _ in range(count):
+        size = torch.where(left, sizes, 0)
+        best = size.new_zeros(rows + 1).scatter_reduce(0, owner, size, "amax")
+        tied = left & (size == best[owner])
+        chosen = torch.full((rows + 1,), -1, dtype=slots.dtype, device=sizes.device)
+        chosen = chosen.scatter_reduce(0, owner, torch.where(tied, slots, -1), "amax")
+        kept.scatter_(0, torch.where(chosen < 0, last, chosen), True)
+        kept[last] = False
+        left &= ~kept
+    return kept
 
 
 def _filter_torch(masks: torch.Tensor, hops: int, keep: int, min_size: int) -> torch.Tensor:
-    """The torch backend of ``filter_components``: the components labelled and counted in
-    ``(B * K, width)`` tables, the rule applied there, the voxels picked by an ``index_select``."""
+    """The torch backend of ``filter_components``: the components labelled and counted in one table
+    over all masks, the rule applied there, the voxels picked by an ``index_select``."""
     found = components(masks, hops)
     sizes = found.sizes
     removed = sizes < min_size
     if keep:
-        removed |= ~_largest(sizes, keep)
+        removed |= ~_largest(found, keep)
     removed &= sizes > 0
-    picked = removed.reshape(-1).index_select(0, _keys(found.labels, sizes.shape[1]))
+    picked = removed.index_select(0, found.ids)
     return any_channel(picked.view(masks.shape))
 
 

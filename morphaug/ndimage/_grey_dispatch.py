@@ -161,7 +161,7 @@ def _table(op: str) -> _ops.Table:
         _ops.Case("one non-flat structure for every slice, read on the host, not on bool input", "grey_structure",
                   _shared_structure, _chain(_structure_native)),
         _ops.Case("elements per slice or on the device; not a structure on bool input", "grey_element",
-                  lambda input, steps, into, high: not (input.dtype == torch.bool and steps[0][0].structure is not None),
+                  lambda input, steps, into, high: input.dtype != torch.bool or steps[0][0].structure is None,
                   _chain(_element_native)),
     ], _torch_chain)
 
