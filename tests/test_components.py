@@ -426,8 +426,7 @@ def test_accelerator_tables_give_the_cpu_results(name, monkeypatch):
     kwargs = {"generator": torch.Generator().manual_seed(0)} if name.startswith("Rand") else {}
     transform = TRANSFORMS[name](num_classes=4, **kwargs)
     on_cpu = transform(index)
-    monkeypatch.setattr(_components, "_capacity",
-                        lambda counts, voxels: _components._most_components(counts.numel(), voxels))
+    monkeypatch.setattr(_components, "_slots", lambda counts, voxels: _components._most_slots(counts.numel(), voxels))
     assert torch.equal(transform(index, params=transform.last_params), on_cpu)
     assert not torch.equal(on_cpu, index)
 

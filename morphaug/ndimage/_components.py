@@ -30,18 +30,18 @@ _INT32_MAX = torch.iinfo(torch.int32).max
 
 class Components(NamedTuple):
     """The components of the ``(sample, class)`` masks ``(B, K, *spatial)``, numbered across all masks:
-    mask ``r``'s label ``l >= 1`` is component ``first[r] + l - 1`` (the masks' components in order, each
-    mask's in SciPy's order), so that every table holds one entry per component, not per voxel."""
+    label ``l`` of mask ``r`` (0: outside) is slot ``first[r] + l`` of one table over all masks (the
+    masks in order, each mask's labels in SciPy's order), one slot per component, not per voxel."""
 
     #: ``(B, K, *spatial)`` integer: each voxel's label, SciPy's numbering ``1 ..`` per mask, 0 outside.
     labels: torch.Tensor
-    #: ``(B * K,)`` int64: the number of mask ``r``'s first component.
+    #: ``(B * K,)`` int64: the slot of each mask's label 0.
     first: torch.Tensor
     #: ``(B * K,)`` int64: the components of each mask.
     counts: torch.Tensor
-    #: ``(B * K * N,)``: each voxel's component, ``capacity`` outside (the table's last slot).
+    #: ``(B * K * N,)`` integer: each voxel's slot.
     ids: torch.Tensor
-    #: ``(capacity + 1,)`` integer: the voxels of each component, then 0 (outside, and the free slots).
+    #: ``(slots,)`` integer: the voxels of each component; 0 in the slots of label 0 and the free ones.
     sizes: torch.Tensor
 
 
@@ -68,67 +68,58 @@ _LABEL_SIZES = _ops.Table("component sizes (RandRemoveComponent)", [
 ], _label_sizes_torch)
 
 
-def _most_components(masks: int, voxels: int) -> int:
-    """The most components that ``masks`` masks of ``voxels`` voxels hold: ceil(N / 2) each (one voxel
-    of each component, never two face neighbours: an independent set of the grid, whose snake order is
-    a path)."""
-    return masks * ((voxels + 1) // 2)
+def _most_slots(masks: int, voxels: int) -> int:
+    """The most slots that ``masks`` masks of ``voxels`` voxels take: label 0 and at most ceil(N / 2)
+    components each (one voxel of each component, never two face neighbours: an independent set of
+    the grid, whose snake order is a path)."""
+    return masks * (1 + (voxels + 1) // 2)
 
 
-def _capacity(counts: torch.Tensor, voxels: int) -> int:
-    """How many components the tables hold: on the CPU their number (read for free); elsewhere, and
-    while Dynamo traces, the most the masks can hold (no host sync)."""
+def _slots(counts: torch.Tensor, voxels: int) -> int:
+    """How many slots the table holds: on the CPU as many as the labels (read for free); elsewhere,
+    and while Dynamo traces, the most the masks can take (no host sync)."""
     if counts.device.type == "cpu" and not torch.compiler.is_compiling():
-        return int(counts.sum())
-    return _most_components(counts.numel(), voxels)
+        return int(counts.sum()) + counts.numel()
+    return _most_slots(counts.numel(), voxels)
 
 
 def components(masks: torch.Tensor, hops: int) -> Components:
     """The components of every ``(b, k)`` mask of bool ``masks (B, K, *spatial)``, joined within
-    ``hops`` orthogonal hops, labelled in one call and counted in one table over all masks (a bincount
-    of their labels offset by each mask's first component)."""
+    ``hops`` orthogonal hops, labelled in one call and counted in one table over all masks: a
+    bincount of their labels, each mask's offset by its first slot."""
     structure = generate_binary_structure(masks.ndim - 2, hops)  # on the host, read there
     labels, counts = label(masks, structure=structure)
     rows, voxels = masks.shape[0] * masks.shape[1], math.prod(masks.shape[2:])
     counts = counts.reshape(rows)
-    capacity = _capacity(counts, voxels)
-    index = torch.int32 if capacity < _INT32_MAX else torch.int64
-    first = counts.cumsum(0) - counts
-    flat = labels.reshape(rows, voxels)
-    ids = torch.where(flat > 0, flat.to(index) + (first - 1).to(index)[:, None], capacity).view(-1)
-    sizes = _LABEL_SIZES(ids, ids.view(1, 1, -1), capacity + 1).view(-1)
-    sizes[capacity] = 0
+    slots = _slots(counts, voxels)
+    first = (counts + 1).cumsum(0) - (counts + 1)
+    index = torch.int32 if slots <= _INT32_MAX else torch.int64
+    ids = (labels.reshape(rows, voxels).to(index) + first.to(index)[:, None]).view(-1)
+    sizes = _LABEL_SIZES(ids, ids.view(1, 1, -1), slots).view(-1)
+    sizes.index_fill_(0, first, 0)
     return Components(labels, first, counts, ids, sizes)
 
 
-def _owners(found: Components) -> torch.Tensor:
-    """``(capacity + 1,)`` int64: the mask of each component (``B * K`` for the free slots and the
-    last)."""
-    slots = torch.arange(found.sizes.numel(), device=found.sizes.device)
-    return torch.searchsorted(found.first + found.counts, slots, right=True)
-
-
 def _largest(found: Components, count: int) -> torch.Tensor:
-    """``(capacity + 1,)`` bool: the ``count`` largest components of each mask (all of them when there
-    are fewer). Among components of equal size the higher label goes first: MONAI's
-    ``argsort(sizes)[::-1]`` with a stable sort, i.e. the component that starts later in raster order.
-    One pass per kept rank, each a segmented maximum over the components (no table per voxel)."""
+    """``(slots,)`` bool: the ``count`` largest components of each mask (all of them when there are
+    fewer), and maybe slots of no component. Among components of equal size the higher label goes
+    first: MONAI's ``argsort(sizes)[::-1]`` with a stable sort, i.e. the component that starts later in
+    raster order. One pass per kept rank: a segmented maximum of the components' keys (size, then
+    slot) over the masks, the winners' keys then marked taken."""
     sizes = found.sizes
-    rows, last = found.counts.numel(), sizes.numel() - 1
-    owner = _owners(found)
-    slots = torch.arange(sizes.numel(), device=sizes.device)
-    left = sizes > 0
-    kept = torch.zeros_like(left)
+    width, rows = sizes.numel(), found.counts.numel()
+    slot = torch.arange(width, device=sizes.device)
+    owner = torch.searchsorted(found.first + found.counts + 1, slot, right=True)  # rows: the free slots
+    taken = -2
+    key = torch.where(sizes > 0, sizes.long() * width + slot, -1)
+    if not rows:
+        return key == taken
     for _ in range(count):
-        size = torch.where(left, sizes, 0)
-        best = size.new_zeros(rows + 1).scatter_reduce(0, owner, size, "amax")
-        tied = left & (size == best[owner])
-        chosen = torch.full((rows + 1,), -1, dtype=slots.dtype, device=sizes.device)
-        chosen = chosen.scatter_reduce(0, owner, torch.where(tied, slots, -1), "amax")
-        kept.scatter_(0, torch.where(chosen < 0, last, chosen), True)
-        kept[last] = False
-        left &= ~kept
-    return kept
+        best = torch.full((rows + 1,), -1, dtype=torch.long, device=sizes.device)
+        best = best.scatter_reduce(0, owner, key, "amax")
+        # a mask without components left marks slot 0, the first mask's label 0 (no component)
+        key.scatter_(0, torch.where(best < 0, 0, best % width), taken)
+    return key == taken
 
 
 def _filter_torch(masks: torch.Tensor, hops: int, keep: int, min_size: int) -> torch.Tensor:

@@ -349,14 +349,13 @@ class RandRemoveComponent(LabelTransform):
         found = _components.components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__))
         # eligible: fewer voxels than max_fraction * N (an integer bound: exact for the float product)
         eligible = (found.sizes > 0) & (found.sizes < math.ceil(self.max_fraction * math.prod(x.shape[2:])))
-        done = eligible.cumsum(0)  # eligible components up to each, over all masks in order
-        before = done - eligible.long()
-        start = before[found.first]  # eligible components of the masks before each
-        total = before[found.first + found.counts] - start
+        done = eligible.cumsum(0)  # eligible components up to each slot, over all masks in order
+        start = done[found.first]  # those of the masks before each (its label 0 is none)
+        total = done[found.first + found.counts] - start
         rank = (params["component"].reshape(-1).double() * total).floor().long()
         rank = torch.minimum(rank, total - 1).clamp_min(0)
         # the label of the (rank+1)-th eligible component of each mask; past its last label when there is none
-        target = torch.searchsorted(done, start + rank + 1) - found.first + 1
+        target = torch.searchsorted(done, start + rank + 1) - found.first
         active = per_sample(params["apply"][:, None] & params["class_apply"], masks.ndim)
         labels = found.labels.view(batch * count, math.prod(x.shape[2:]))
         removed = (labels == target[:, None]).view(masks.shape) & active
