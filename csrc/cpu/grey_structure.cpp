@@ -43,29 +43,25 @@ struct SliceElement {
 };
 
 // out[at + j], j in [0, m), m <= kChunk: the accumulator stays in registers
-// when m is the constant kChunk. No true position: the identity.
+// when m is the constant kChunk. `count` >= 1 true positions at `offsets`,
+// with `weights` (Weighted; `first` for the first one).
 template <typename T, bool Max, bool Weighted>
-inline void element_chunk(const T* ext, const SliceElement<T>& e, int64_t at, int64_t m, T* out) {
+inline void element_chunk(const T* ext, const int64_t* offsets, const Acc<T>* weights, double first,
+                          size_t count, int64_t at, int64_t m, T* out) {
   using A = std::conditional_t<Weighted, Acc<T>, T>;
-  const size_t count = e.offsets.size();
-  if (count == 0) {
-    const T identity = Weighted ? structure_finish<T>(extremum_identity<A, Max>()) : extremum_identity<T, Max>();
-    std::fill(out + at, out + at + m, identity);
-    return;
-  }
   A acc[kChunk];
-  const T* source = ext + e.offsets[0] + at;
+  const T* source = ext + offsets[0] + at;
   for (int64_t j = 0; j < m; ++j) {
     if constexpr (Weighted) {
-      acc[j] = structure_first<T>(source[j], e.first);
+      acc[j] = structure_first<T>(source[j], first);
     } else {
       acc[j] = source[j];
     }
   }
   for (size_t t = 1; t < count; ++t) {
-    source = ext + e.offsets[t] + at;
+    source = ext + offsets[t] + at;
     if constexpr (Weighted) {
-      const A w = e.weights[t];
+      const A w = weights[t];
       for (int64_t j = 0; j < m; ++j) acc[j] = pick<A, Max>(acc[j], structure_candidate<T>(source[j], w));
     } else {
       for (int64_t j = 0; j < m; ++j) acc[j] = pick<A, Max>(acc[j], source[j]);
@@ -82,11 +78,19 @@ inline void element_chunk(const T* ext, const SliceElement<T>& e, int64_t at, in
 
 // One output line of n values; `ext` is the extended voxel its first value reads.
 template <typename T, bool Max, bool Weighted>
-MORPHAUG_CPU_CLONES MORPHAUG_NO_JAM void element_line(const T* ext, const SliceElement<T>& e, T* out,
-                                                      int64_t n) {
+MORPHAUG_CPU_CLONES MORPHAUG_NO_JAM void element_line(const T* ext, const int64_t* offsets,
+                                                      const Acc<T>* weights, double first, size_t count,
+                                                      T* out, int64_t n) {
+  if (count == 0) {  // no true position: the identity
+    using A = std::conditional_t<Weighted, Acc<T>, T>;
+    std::fill(out, out + n, Weighted ? structure_finish<T>(extremum_identity<A, Max>()) : extremum_identity<T, Max>());
+    return;
+  }
   int64_t at = 0;
-  for (; at + kChunk <= n; at += kChunk) element_chunk<T, Max, Weighted>(ext, e, at, kChunk, out);
-  if (at < n) element_chunk<T, Max, Weighted>(ext, e, at, n - at, out);
+  for (; at + kChunk <= n; at += kChunk) {
+    element_chunk<T, Max, Weighted>(ext, offsets, weights, first, count, at, kChunk, out);
+  }
+  if (at < n) element_chunk<T, Max, Weighted>(ext, offsets, weights, first, count, at, n - at, out);
 }
 
 // Every slice extended by its borders (ExtendedShape) into `ext`, line by line.
@@ -133,8 +137,9 @@ void element_filter(const T* in, T* out, T* ext, int64_t slices, const ExtendedS
     for (int64_t line = begin; line < end; ++line) {
       // Output line -> its first extended voxel (same position on every axis).
       const int64_t slice = line / rows, base = extended_position(shape, line % rows * n);
-      element_line<T, Max, Weighted>(ext + slice * ext_numel + base, elements[element_of(slice)],
-                                     out + line * n, n);
+      const SliceElement<T>& e = elements[element_of(slice)];
+      element_line<T, Max, Weighted>(ext + slice * ext_numel + base, e.offsets.data(), e.weights.data(), e.first,
+                                     e.offsets.size(), out + line * n, n);
     }
   });
 }
