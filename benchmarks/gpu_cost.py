@@ -182,6 +182,12 @@ def _hist(device, *shape, axes=1):
     return values / values.sum(dim=tuple(range(-axes, 0)), keepdim=True)
 
 
+def _per_sample_balls(device):
+    """A radius-1 or radius-2 ball per sample in one 5^3 box, on ``device`` (RandGreyMorphology's draws)."""
+    return footprints.footprints_from_params(torch.zeros(B, dtype=torch.long, device=device),
+                                             torch.arange(B, device=device) % 2 + 1, ("ball",), 2, 3)
+
+
 def call(name, make, reads=(), native=()):
     return Call(name, make, frozenset(reads), frozenset(native))
 
@@ -212,6 +218,13 @@ CALLS = [
          native={"grey_footprint"}),
     call("ndimage.grey_opening (structure)", lambda d, n: (ndimage.grey_opening, (_image(d, B, 1, n, n, n),),
                                                            {"structure": STRUCTURE}), native={"grey_structure"}),
+    call("ndimage.grey_erosion (footprint per sample)",
+         lambda d, n: (ndimage.grey_erosion, (_image(d, B, 1, n, n, n),), {"footprint": _per_sample_balls(d)}),
+         native={"grey_element"}),
+    call("ndimage.grey_opening (structure per sample)",
+         lambda d, n: (ndimage.grey_opening, (_image(d, B, 1, n, n, n),),
+                       {"footprint": _per_sample_balls(d), "structure": _per_sample_balls(d).double() / 2}),
+         native={"grey_element"}),
     call("ndimage.grey_closing", lambda d, n: (ndimage.grey_closing, (_image(d, B, 1, n, n, n),), {"size": 5}),
          native={"grey_box"}),
     call("ndimage.morphological_gradient", lambda d, n: (ndimage.morphological_gradient,
@@ -327,7 +340,8 @@ def _data(d, n):
 TRANSFORMS = [
     ("transforms.RandLabelMorphology", lambda: transforms.RandLabelMorphology("label", radius=(1, 2), prob=1.0,
                                                                               num_classes=3), (), {"ball_morphology"}),
-    ("transforms.RandGreyMorphology", lambda: transforms.RandGreyMorphology("image", radius=1, prob=1.0), (), ()),
+    ("transforms.RandGreyMorphology", lambda: transforms.RandGreyMorphology("image", radius=2, prob=1.0), (),
+     {"grey_element"}),
     ("transforms.DistanceMap", lambda: transforms.DistanceMap("label", "sdf", signed=True, num_classes=3), (),
      {"signed_edt"}),
     ("transforms.LabelBoundary", lambda: transforms.LabelBoundary("label", "edge", num_classes=3), (),

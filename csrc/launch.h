@@ -436,6 +436,64 @@ std::vector<StructureAcc<T>> structure_weights(const StructureSetup& s) {
   return weights;
 }
 
+// --- grey_element ------------------------------------------------------------
+
+// Which row of a (B or 1, C or 1, *shape) element tensor slice (b, c) takes:
+// b * batch + c * channel.
+struct ElementRows {
+  int64_t batch = 0, channel = 0;
+  MORPHAUG_HD int64_t row(int64_t b, int64_t c) const { return b * batch + c * channel; }
+};
+
+// Elements per slice over border-extended slices: `element` holds every
+// position of the box (C order), `footprint` (bool) and `structure` (float64)
+// the per-slice rows, contiguous, or undefined (every position; flat).
+struct ElementSetup {
+  ExtendedElement element;
+  at::Tensor footprint, structure;
+  ElementRows footprint_rows, structure_rows;
+};
+
+// Checks one element tensor (`dtype`, (B or 1, C or 1, *shape) on the input's
+// device) and returns its rows.
+inline ElementRows element_rows(const at::Tensor& input, const at::Tensor& e, at::ScalarType dtype,
+                                const char* what) {
+  TORCH_CHECK(e.scalar_type() == dtype && e.device() == input.device() && e.dim() == input.dim() &&
+                  (e.size(0) == 1 || e.size(0) == input.size(0)) &&
+                  (e.size(1) == 1 || e.size(1) == input.size(1)),
+              "morphaug::grey_element: ", what, " must be ", dtype, " (B or 1, C or 1, *shape) on the ",
+              "input's device, got ", e.scalar_type(), " ", e.sizes(), " on ", e.device());
+  ElementRows rows;
+  rows.batch = e.size(0) > 1 ? e.size(1) : 0;
+  rows.channel = e.size(1) > 1 ? 1 : 0;
+  return rows;
+}
+
+inline ElementSetup grey_element_setup(const at::Tensor& input, const std::optional<at::Tensor>& footprint,
+                                       const std::optional<at::Tensor>& structure, at::IntArrayRef origin,
+                                       at::IntArrayRef mode) {
+  check_batched(input, "grey_element");
+  TORCH_CHECK(footprint.has_value() || structure.has_value(),
+              "morphaug::grey_element: needs a footprint, a structure or both");
+  ElementSetup s;
+  if (footprint.has_value()) {
+    s.footprint_rows = element_rows(input, *footprint, at::kBool, "footprint");
+    s.footprint = footprint->contiguous();
+  }
+  if (structure.has_value()) {
+    s.structure_rows = element_rows(input, *structure, at::kDouble, "structure");
+    s.structure = structure->contiguous();
+  }
+  const at::Tensor& shaped = footprint.has_value() ? *footprint : *structure;
+  const at::IntArrayRef shape = shaped.sizes().slice(2);
+  TORCH_CHECK(!footprint.has_value() || !structure.has_value() || structure->sizes().slice(2) == shape,
+              "morphaug::grey_element: footprint and structure need one shape, got ", footprint->sizes(),
+              " and ", structure->sizes());
+  const ElementAxes a = element_axes(input, shape, origin, mode, "grey_element");
+  s.element = extended_element(a, std::vector<bool>(a.count, true));
+  return s;
+}
+
 // --- propagate / fill_holes --------------------------------------------------
 
 struct PropagateSetup {

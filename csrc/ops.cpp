@@ -23,6 +23,8 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("filter_components", &filter_components_cpu);
   m.impl("grey_box", &grey_box_cpu);
   m.impl("grey_box.out", &grey_box_out_cpu);
+  m.impl("grey_element", &grey_element_cpu);
+  m.impl("grey_element.out", &grey_element_out_cpu);
   m.impl("grey_footprint", &grey_footprint_cpu);
   m.impl("grey_footprint.out", &grey_footprint_out_cpu);
   m.impl("grey_structure", &grey_structure_cpu);

@@ -57,6 +57,18 @@ inline void define_schemas(torch::Library& m) {
   m.def(
       "grey_structure.out(Tensor input, int[] shape, float[] structure, int[] footprint, "
       "int[] origin, int[] modes, Scalar cval, bool maximum, *, Tensor(a!) out) -> ()");
+  // The same with an element per slice given as tensors on the input's device
+  // (never read on the host): `footprint` bool and `structure` float64 (as for
+  // grey_structure), each (B or 1, C or 1, *shape) or None (every position;
+  // flat), at least one given, one spatial shape; slice (b, c) takes row (b, c)
+  // (row 0 along an axis of 1). A slice whose footprint is all false gets the
+  // identity of the min / max (the dtype's extreme, or an infinity).
+  m.def(
+      "grey_element(Tensor input, Tensor? footprint, Tensor? structure, int[] origin, int[] modes, "
+      "Scalar cval, bool maximum) -> Tensor");
+  m.def(
+      "grey_element.out(Tensor input, Tensor? footprint, Tensor? structure, int[] origin, "
+      "int[] modes, Scalar cval, bool maximum, *, Tensor(a!) out) -> ()");
   // binary_dilation(input, element, iterations = -1, mask, border_value) of a bool
   // (B, C, *spatial) tensor for an element that holds its centre (symmetric or not):
   // `offsets` holds rank displacements per element offset (relative to the

@@ -259,6 +259,9 @@ def _kernel_cases(torch, device, n, batch):
     seeds = torch.zeros_like(mask)
     seeds[..., 0, 0, 0] = True
     ball = footprints.ball(2, 3)
+    # a radius-1 or radius-2 ball per sample, in one 5^3 box (RandGreyMorphology's draws)
+    per_sample = footprints.footprints_from_params(torch.zeros(batch, dtype=torch.long, device=device),
+                                                   torch.arange(batch, device=device) % 2 + 1, ("ball",), 2, 3)
     # name, call, ideal bytes (input + output)
     voxels = mask.numel()
     return [
@@ -277,6 +280,9 @@ def _kernel_cases(torch, device, n, batch):
         ("grey_box erosion size 7", lambda: ndimage.grey_erosion(values, size=7), voxels * 8),
         ("grey_footprint ball r2", lambda: ndimage.grey_erosion(values, footprint=ball), voxels * 8),
         ("grey_structure 3^3", lambda: ndimage.grey_erosion(values, structure=np.full((3, 3, 3), 0.5)), voxels * 8),
+        ("grey_element ball r2 per sample", lambda: ndimage.grey_erosion(values, footprint=per_sample), voxels * 8),
+        ("grey_element 5^3 structure per sample", lambda: ndimage.grey_dilation(
+            values, footprint=per_sample, structure=per_sample.double() / 2), voxels * 8),
         ("label 26-connected", lambda: ndimage.label(mask, np.ones((3, 3, 3))), voxels * 5),
         ("label 6-connected", lambda: ndimage.label(mask), voxels * 5),
         ("label maze", lambda: ndimage.label(maze), voxels * 5),

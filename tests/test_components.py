@@ -420,13 +420,13 @@ def test_batched_equals_one_sample_at_a_time(name, device):
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))
 def test_accelerator_tables_give_the_cpu_results(name, monkeypatch):
-    """On an accelerator the component tables have a column per voxel (the largest count is not read back);
-    on the CPU one per label of the largest count: the same results."""
+    """On an accelerator the component tables hold the most components the masks can hold (their number
+    is not read back); on the CPU their number: the same results."""
     index = blobs(9, 4, SHAPE3, num_classes=4)
     kwargs = {"generator": torch.Generator().manual_seed(0)} if name.startswith("Rand") else {}
     transform = TRANSFORMS[name](num_classes=4, **kwargs)
     on_cpu = transform(index)
-    monkeypatch.setattr(_components, "_width", lambda counts, voxels: voxels + 1)
+    monkeypatch.setattr(_components, "_slots", lambda counts, voxels: _components._most_slots(counts.numel(), voxels))
     assert torch.equal(transform(index, params=transform.last_params), on_cpu)
     assert not torch.equal(on_cpu, index)
 

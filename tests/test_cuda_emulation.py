@@ -30,6 +30,7 @@ from morphaug import _ops
 from morphaug._ops import kernels as _native
 
 from test_native import ball_footprint, centrosymmetric, chamfer, erosion_form, random_values, scipy_signed_edt
+from test_cuda_emu_grey import emulation_case as grey_element_case
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -283,6 +284,8 @@ CASES = {
                                               np.random.default_rng(1).random((3, 3, 2)) < 0.6, 42, into=True),
     "grey_structure int16 out": grey_case("grey_structure", (2, 1, 8, 9), torch.int16, False, ["nearest"] * 2,
                                           [-1, 1], np.arange(6.0).reshape(2, 3) - 2, 43, into=True),
+    "grey_element int16 structure per slice": grey_element_case(1),
+    "grey_element uint8 3-D footprint per sample": grey_element_case(2),
     "propagate 2-D masked": propagate_case((2, 2, 16, 13), 1, True, 0, 18),
     "propagate 3-D border": propagate_case((1, 2, 7, 8, 6), 3, True, 1, 19),
     "propagate unmasked": propagate_case((2, 1, 9, 10), 2, False, 0, 20),

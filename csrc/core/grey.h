@@ -224,4 +224,15 @@ MORPHAUG_HD T structure_finish(StructureAcc<T> v) {
   }
 }
 
+// The value that never wins a minimum (Max = false) or a maximum: an
+// infinity, else the dtype's extreme (the result of an empty element).
+template <typename T, bool Max>
+MORPHAUG_HD T extremum_identity() {
+  if constexpr (std::numeric_limits<T>::has_infinity) {
+    return Max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+  } else {
+    return Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  }
+}
+
 }  // namespace morphaug

@@ -49,6 +49,12 @@ at::Tensor grey_structure_cpu(const at::Tensor& input, at::IntArrayRef shape, at
 void grey_structure_out_cpu(const at::Tensor& input, at::IntArrayRef shape, at::ArrayRef<double> structure,
                             at::IntArrayRef footprint, at::IntArrayRef origin, at::IntArrayRef mode,
                             const at::Scalar& cval, bool maximum, at::Tensor& out);
+at::Tensor grey_element_cpu(const at::Tensor& input, const std::optional<at::Tensor>& footprint,
+                            const std::optional<at::Tensor>& structure, at::IntArrayRef origin,
+                            at::IntArrayRef mode, const at::Scalar& cval, bool maximum);
+void grey_element_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>& footprint,
+                          const std::optional<at::Tensor>& structure, at::IntArrayRef origin,
+                          at::IntArrayRef mode, const at::Scalar& cval, bool maximum, at::Tensor& out);
 // label.cpp
 std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArrayRef structure,
                                              at::ScalarType dtype);

@@ -170,6 +170,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("grey_footprint", _FLAT_GREY_DTYPES, 16, "grey ops with one footprint read on the host",
            writes_out=True),
     Kernel("grey_structure", _REAL_DTYPES, 16, "grey ops with one structure read on the host", writes_out=True),
+    Kernel("grey_element", _FLAT_GREY_DTYPES, 16, "grey ops with elements per sample or on the device",
+           writes_out=True),
     Kernel("propagate", None, 16, "binary ops with iterations < 1, binary_propagation (host element holding "
                                   "its centre)", limit=_flood),
     Kernel("fill_holes", None, 16, "binary_fill_holes (host element holding its centre)", limit=_flood),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 __all__ = ["edt", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
-           "grey_structure", "propagate", "fill_holes", "ball_morphology", "signed_edt", "binary_values",
+           "grey_structure", "grey_element", "propagate", "fill_holes", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "sinkhorn_scaling", "grid_barycenter", "write_out"]
 
 
@@ -55,6 +55,10 @@ def grey_footprint(input, shape, footprint, origin, modes, cval, maximum):
 
 
 def grey_structure(input, shape, structure, footprint, origin, modes, cval, maximum):
+    return input.new_empty(input.shape)
+
+
+def grey_element(input, footprint, structure, origin, modes, cval, maximum):
     return input.new_empty(input.shape)
 
 

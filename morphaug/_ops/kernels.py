@@ -25,7 +25,7 @@ import torch
 from .._checks import check_mode
 from ._library import ops_for
 
-__all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "propagate",
+__all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element", "propagate",
            "fill_holes", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "label_sizes", "filter_components",
            "sinkhorn_scaling",
@@ -254,6 +254,37 @@ def grey_structure(input: torch.Tensor, structure: np.ndarray, footprint: np.nda
     return _into(ops_for(input).grey_structure, [input, list(values.shape), values.ravel().tolist(),
                                                  flags.astype(int).ravel().tolist(), list(origin), codes,
                                                  cval, maximum], out)
+
+
+def grey_element(input: torch.Tensor, footprint: torch.Tensor | None, structure: torch.Tensor | None,
+                 origin: Sequence[int], mode: Sequence[str], cval, maximum: bool,
+                 out: torch.Tensor | None = None) -> torch.Tensor:
+    """The minimum or maximum filter of each ``(b, c)`` slice by its own element (erosion form).
+
+    Args:
+        input: real tensor ``(B, C, *S)``, dtypes as for :func:`grey_box`.
+        footprint: bool ``(B|1, C|1, *k)`` on the input's device (one dimension per spatial
+            axis, extent 1 on axes left alone): slice ``(b, c)`` takes row ``(b, c)`` (row 0
+            along an axis of 1); or None: every position of the box.
+        structure: float64 tensor of the same kind (its own ``(B|1, C|1)``, the same ``k``),
+            as :func:`grey_structure` takes it per slice; or None: flat.
+        origin, mode, cval, maximum, out: as for :func:`grey_box`, with ``k`` in place of
+            ``size``.
+
+    Returns:
+        a new contiguous tensor of the input's dtype and shape, or ``out``.
+
+    SciPy parity: per slice, :func:`grey_footprint`'s (flat) or :func:`grey_structure`'s
+    (non-flat: float64 at the first true position of the slice's footprint); a slice whose
+    footprint is all false gets the identity (``+inf`` / the dtype's maximum for a minimum), as
+    on the torch backend. The elements are never read on the host: on CUDA a thread per output
+    voxel visits every position of the box over a border-extended copy of the input, reading
+    its slice's flags and weights on the device, in one launch after the copy; on the CPU each
+    slice's true positions are listed first, then read as :func:`grey_structure` reads its own.
+    """
+    codes = _mode_codes(mode)
+    return _into(ops_for(input).grey_element, [input, footprint, structure, list(origin), codes, cval, maximum],
+                 out)
 
 
 def propagate(input: torch.Tensor, mask: torch.Tensor | None, weights: torch.Tensor,

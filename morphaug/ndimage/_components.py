@@ -1,13 +1,13 @@
 """Connected components of many masks at once: their sizes, and the filters that remove some.
 
 Every ``(b, c)`` mask of a batch is labelled in one call (:func:`label`),
-counted into a ``(B * C, width)`` table (the native ``label_sizes`` where it
-takes the call) and filtered by a rule applied on that table (the native
-``filter_components`` runs the whole filter where it takes the call: each
-mask through ``label``'s run scan, its runs keeping their labels, counted,
-the rule applied and the removed runs marked, with no ``(b, c, voxel)``
-labels). The table has a column per label a mask can hold: on the CPU the
-largest count of components (read for free), on an accelerator one per voxel.
+its components numbered across all masks and counted in one table with an
+entry per component (on an accelerator, per component a batch can hold: no
+host sync), and filtered by a rule applied on that table, a segmented one
+per mask (the native ``filter_components`` runs the whole filter where it
+takes the call: each mask through ``label``'s run scan, its runs keeping
+their labels, counted, the rule applied and the removed runs marked, with
+no ``(b, c, voxel)`` labels).
 The component transforms of ``morphaug.transforms`` run on these.
 """
 
@@ -29,20 +29,20 @@ _INT32_MAX = torch.iinfo(torch.int32).max
 
 
 class Components(NamedTuple):
-    """The components of the ``(sample, class)`` masks ``(B, K, *spatial)``."""
+    """The components of the ``(sample, class)`` masks ``(B, K, *spatial)``, numbered across all masks:
+    label ``l`` of mask ``r`` (0: outside) is slot ``first[r] + l`` of one table over all masks (the
+    masks in order, each mask's labels in SciPy's order), one slot per component, not per voxel."""
 
-    #: ``(B, K, *spatial)`` integer: each voxel's component, SciPy's numbering ``1 ..`` per mask, 0 outside.
+    #: ``(B, K, *spatial)`` integer: each voxel's label, SciPy's numbering ``1 ..`` per mask, 0 outside.
     labels: torch.Tensor
-    #: ``(B * K, width)`` integer: the voxel count of each label; column 0 (outside) is 0.
+    #: ``(B * K,)`` int64: the slot of each mask's label 0.
+    first: torch.Tensor
+    #: ``(B * K,)`` int64: the components of each mask.
+    counts: torch.Tensor
+    #: ``(B * K * N,)`` integer: each voxel's slot.
+    ids: torch.Tensor
+    #: ``(slots,)`` integer: the voxels of each component; 0 in the slots of label 0 and the free ones.
     sizes: torch.Tensor
-
-
-def _width(counts: torch.Tensor, voxels: int) -> int:
-    """The columns of a table of components: outside, and every label a mask holds. On the CPU the
-    largest count (read for free); elsewhere, and while Dynamo traces, every voxel's (no host sync)."""
-    if counts.device.type == "cpu" and counts.numel() and not torch.compiler.is_compiling():
-        return int(counts.max()) + 1
-    return voxels + 1
 
 
 def _keys(labels: torch.Tensor, width: int) -> torch.Tensor:
@@ -68,37 +68,70 @@ _LABEL_SIZES = _ops.Table("component sizes (RandRemoveComponent)", [
 ], _label_sizes_torch)
 
 
+def _most_slots(masks: int, voxels: int) -> int:
+    """The most slots that ``masks`` masks of ``voxels`` voxels take: label 0 and at most ceil(N / 2)
+    components each (one voxel of each component, never two face neighbours: an independent set of
+    the grid, whose snake order is a path)."""
+    return masks * (1 + (voxels + 1) // 2)
+
+
+def _slots(counts: torch.Tensor, voxels: int) -> int:
+    """How many slots the table holds: on the CPU as many as the labels (read for free); elsewhere,
+    and while Dynamo traces, the most the masks can take (no host sync)."""
+    if counts.device.type == "cpu" and not torch.compiler.is_compiling():
+        return int(counts.sum()) + counts.numel()
+    return _most_slots(counts.numel(), voxels)
+
+
 def components(masks: torch.Tensor, hops: int) -> Components:
     """The components of every ``(b, k)`` mask of bool ``masks (B, K, *spatial)``, joined within
-    ``hops`` orthogonal hops, labelled in one call and counted in one table."""
+    ``hops`` orthogonal hops, labelled in one call and counted in one table over all masks: a
+    bincount of their labels, each mask's offset by its first slot."""
     structure = generate_binary_structure(masks.ndim - 2, hops)  # on the host, read there
     labels, counts = label(masks, structure=structure)
-    width = _width(counts, math.prod(masks.shape[2:]))
-    sizes = _LABEL_SIZES(labels, labels, width).view(masks.shape[0] * masks.shape[1], width)
-    sizes[:, 0].fill_(0)
-    return Components(labels, sizes)
+    rows, voxels = masks.shape[0] * masks.shape[1], math.prod(masks.shape[2:])
+    counts = counts.reshape(rows)
+    slots = _slots(counts, voxels)
+    first = (counts + 1).cumsum(0) - (counts + 1)
+    index = torch.int32 if slots <= _INT32_MAX else torch.int64
+    ids = (labels.reshape(rows, voxels).to(index) + first.to(index)[:, None]).view(-1)
+    sizes = _LABEL_SIZES(ids, ids.view(1, 1, -1), slots).view(-1)
+    sizes.index_fill_(0, first, 0)
+    return Components(labels, first, counts, ids, sizes)
 
 
-def _largest(sizes: torch.Tensor, count: int) -> torch.Tensor:
-    """``(R, N + 1)`` bool: the ``count`` largest components of each row of ``sizes`` (all of them when
-    there are fewer). Among components of equal size the higher label goes first: MONAI's
-    ``argsort(sizes)[::-1]`` with a stable sort, i.e. the component that starts later in raster order."""
-    width = sizes.shape[1]
-    key = sizes.long() * width + torch.arange(width, device=sizes.device)  # distinct in a row: size, then label
-    top = key.topk(min(count, width), dim=1).indices
-    return torch.zeros_like(sizes, dtype=torch.bool).scatter_(1, top, True) & (sizes > 0)
+def _largest(found: Components, count: int) -> torch.Tensor:
+    """``(slots,)`` bool: the ``count`` largest components of each mask (all of them when there are
+    fewer), and maybe slots of no component. Among components of equal size the higher label goes
+    first: MONAI's ``argsort(sizes)[::-1]`` with a stable sort, i.e. the component that starts later in
+    raster order. One pass per kept rank: a segmented maximum of the components' keys (size, then
+    slot) over the masks, the winners' keys then marked taken."""
+    sizes = found.sizes
+    width, rows = sizes.numel(), found.counts.numel()
+    slot = torch.arange(width, device=sizes.device)
+    owner = torch.searchsorted(found.first + found.counts + 1, slot, right=True)  # rows: the free slots
+    taken = -2
+    key = torch.where(sizes > 0, sizes.long() * width + slot, -1)
+    if not rows:
+        return key == taken
+    for _ in range(count):
+        best = torch.full((rows + 1,), -1, dtype=torch.long, device=sizes.device)
+        best = best.scatter_reduce(0, owner, key, "amax")
+        # a mask without components left marks slot 0, the first mask's label 0 (no component)
+        key.scatter_(0, torch.where(best < 0, 0, best % width), taken)
+    return key == taken
 
 
 def _filter_torch(masks: torch.Tensor, hops: int, keep: int, min_size: int) -> torch.Tensor:
-    """The torch backend of ``filter_components``: the components labelled and counted in
-    ``(B * K, width)`` tables, the rule applied there, the voxels picked by an ``index_select``."""
+    """The torch backend of ``filter_components``: the components labelled and counted in one table
+    over all masks, the rule applied there, the voxels picked by an ``index_select``."""
     found = components(masks, hops)
     sizes = found.sizes
     removed = sizes < min_size
     if keep:
-        removed |= ~_largest(sizes, keep)
+        removed |= ~_largest(found, keep)
     removed &= sizes > 0
-    picked = removed.reshape(-1).index_select(0, _keys(found.labels, sizes.shape[1]))
+    picked = removed.index_select(0, found.ids)
     return any_channel(picked.view(masks.shape))
 
 

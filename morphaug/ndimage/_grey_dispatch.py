@@ -116,6 +116,16 @@ def _structure_native(input: torch.Tensor, filt: Filter, minimum: bool, into) ->
                                        maximum=not minimum, out=into)
 
 
+def _element_native(input: torch.Tensor, filt: Filter, minimum: bool, into) -> torch.Tensor:
+    """Elements per slice or on the device (``filt.footprint`` / ``filt.structure``, never read
+    on the host) on ``_ops.kernels.grey_element``."""
+    shape, origin, mode, cval = _kernel_arguments(input, filt)
+    footprint, structure = (None if e is None else e.reshape(*e.shape[:2], *shape)
+                            for e in (filt.footprint, filt.structure))
+    return _ops.kernels.grey_element(input, footprint, structure, origin, mode, cval, maximum=not minimum,
+                                     out=into)
+
+
 def _torch_min_or_max(input: torch.Tensor, filt: Filter, minimum: bool, into) -> torch.Tensor:
     """The torch backend's step: a new tensor (``into`` is left to ``finish_output``)."""
     return _torch_grey.min_or_max(input, filt, minimum)
@@ -150,6 +160,9 @@ def _table(op: str) -> _ops.Table:
                   _chain(_footprint_native)),
         _ops.Case("one non-flat structure for every slice, read on the host, not on bool input", "grey_structure",
                   _shared_structure, _chain(_structure_native)),
+        _ops.Case("elements per slice or on the device; not a structure on bool input", "grey_element",
+                  lambda input, steps, into, high: input.dtype != torch.bool or steps[0][0].structure is None,
+                  _chain(_element_native)),
     ], _torch_chain)
 
 

@@ -346,19 +346,19 @@ class RandRemoveComponent(LabelTransform):
         table = params["classes"]
         masks = class_masks(x, fmt, table)
         batch, count = masks.shape[:2]
-        components = _components.components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__))
-        sizes = components.sizes
+        found = _components.components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__))
         # eligible: fewer voxels than max_fraction * N (an integer bound: exact for the float product)
-        eligible = (sizes > 0) & (sizes < math.ceil(self.max_fraction * math.prod(x.shape[2:])))
-        found = eligible.cumsum(1)  # eligible components up to each label
-        total = found[:, -1:]
-        rank = (params["component"].reshape(-1, 1).double() * total).floor().long()
+        eligible = (found.sizes > 0) & (found.sizes < math.ceil(self.max_fraction * math.prod(x.shape[2:])))
+        done = eligible.cumsum(0)  # eligible components up to each slot, over all masks in order
+        start = done[found.first]  # those of the masks before each (its label 0 is none)
+        total = done[found.first + found.counts] - start
+        rank = (params["component"].reshape(-1).double() * total).floor().long()
         rank = torch.minimum(rank, total - 1).clamp_min(0)
-        # the label of the (rank+1)-th eligible component; past the last label when there is none
-        target = torch.searchsorted(found, rank + 1)
+        # the label of the (rank+1)-th eligible component of each mask; past its last label when there is none
+        target = torch.searchsorted(done, start + rank + 1) - found.first
         active = per_sample(params["apply"][:, None] & params["class_apply"], masks.ndim)
-        labels = components.labels.view(batch * count, math.prod(x.shape[2:]))
-        removed = (labels == target).view(masks.shape) & active
+        labels = found.labels.view(batch * count, math.prod(x.shape[2:]))
+        removed = (labels == target[:, None]).view(masks.shape) & active
         columns = torch.arange(count, device=x.device)
         moves = (params["other"][..., None] == columns) & (params["to_other"] & (params["other"] != columns))[..., None]
         gained = torch.bmm(moves.transpose(1, 2).float(), removed.flatten(2).float()).view(masks.shape) > 0
