@@ -265,6 +265,9 @@ def _kernel_cases(torch, device, n, batch):
         ("grey_structure 3^3", lambda: ndimage.grey_erosion(values, structure=np.full((3, 3, 3), 0.5)), voxels * 8),
         ("label 26-connected", lambda: ndimage.label(mask, np.ones((3, 3, 3))), voxels * 5),
         ("ball_morphology erosion r2", lambda: ndimage.binary_erosion(mask, ball), voxels * 2),
+        ("binary_erosion 3^3 connectivity 2, border 1", lambda: ndimage.binary_erosion(
+            mask, ndimage.generate_binary_structure(3, 2), border_value=1), voxels * 2),
+        ("binary_erosion hit-or-miss 3^3", lambda: ndimage.binary_hit_or_miss(mask), voxels * 2),
         ("fill_holes", lambda: ndimage.binary_fill_holes(mask), voxels * 2),
         ("propagate", lambda: ndimage.binary_propagation(mask, mask=mask | torch.roll(mask, 1, -1)), voxels * 3),
     ], mask

@@ -13,7 +13,11 @@ the background labelled by ``label``'s run scan; CUDA: sweeps along the axes
 until one changes nothing, a host sync every two rounds over the axes); a
 centred Euclidean ball (one step), cross or box (any ``iterations >= 1``)
 with ``border_value=0`` and no mask on the native ball kernel where it fits
-the radius; everything else on the torch backend
+the radius; any other element (host or device, per sample, any origin, axes,
+mask and border) with ``iterations >= 1`` on the native ``binary_erosion``
+kernel (its offsets as ``hit``, or for a dilation the reflected element's as
+``miss``), as is ``binary_hit_or_miss`` (both elements in one pass, its own
+table); everything else on the torch backend
 (``morphaug.ndimage._torch.binary``, whose docstring gives its algorithms and
 their cost). What each kernel fits is its contract in ``morphaug._ops.KERNELS``.
 The ball kernel writes a bool ``output`` (contiguous, sharing no memory with
@@ -38,7 +42,8 @@ from ._normalize import (
 )
 from ._torch import binary as _torch_binary
 
-__all__ = ["arguments", "binary_erosion_worker", "holds_its_centre", "flood_sizes", "flood_element"]
+__all__ = ["arguments", "binary_erosion_worker", "hit_or_miss_worker", "holds_its_centre", "flood_sizes",
+           "flood_element"]
 
 
 def _border(border_value) -> bool:
@@ -98,8 +103,43 @@ def _ball_case(x, element, iterations, mask, border, invert, into):
                                         torch.full(fill_value=not invert, dtype=torch.bool, **lead), out=into)
 
 
+def _erosion_case(x, element, iterations, mask, border, invert, into):
+    weights, offsets = flood_element(element, x)
+    none = torch.zeros_like(weights)
+    hit, miss = (none, weights) if invert else (weights, none)  # dilation: not an erosion by misses
+    return _ops.kernels.binary_erosion(x, mask, hit, miss, offsets, iterations, border, invert)
+
+
 def _torch_case(x, element, iterations, mask, border, invert, into):
     return _torch_binary.erosion(x, element, iterations, mask, border, invert)
+
+
+def erosion_sizes(*elements) -> dict:
+    """The size facts of the ``binary_erosion`` kernel for offsets of ``elements`` (one list):
+    their count and reach along each spatial axis."""
+    offsets = torch.cat([element.offsets for element in elements])
+    reach = offsets.abs().amax(0).tolist() if len(offsets) else [0] * elements[0].rank
+    return {"count": len(offsets), "reach": reach}
+
+
+def hit_or_miss_worker(x, hit, miss):
+    """``binary_hit_or_miss`` on normalised arguments: ``hit`` fits in ``x`` (outside: false)
+    and ``miss`` (not reflected) in its complement; the backend switch."""
+    if x.numel() == 0:
+        return x.clone()
+    return _HIT_OR_MISS(x, x, hit, miss)
+
+
+def _hit_or_miss_case(x, hit, miss):
+    (hits, hit_offsets), (misses, miss_offsets) = flood_element(hit, x), flood_element(miss, x)
+    return _ops.kernels.binary_erosion(
+        x, None, torch.cat([hits, torch.zeros_like(misses)], 2), torch.cat([torch.zeros_like(hits), misses], 2),
+        hit_offsets + miss_offsets, 1, False, False)
+
+
+def _hit_or_miss_torch(x, hit, miss):
+    fits = binary_erosion_worker(x, hit, 1, None, False, invert=False)
+    return fits & ~binary_erosion_worker(x, miss, 1, None, False, invert=True)
 
 
 def holds_its_centre(element) -> bool:
@@ -127,6 +167,9 @@ def _table(op: str) -> _ops.Table:
                   _ball_case,
                   sizes=lambda x, element, iterations, mask, border, invert, into: {
                       "radius": _iterated_ball(element, iterations, mask, border)[1]}),
+        _ops.Case("any element, iterations >= 1", "binary_erosion",
+                  lambda x, element, iterations, mask, border, invert, into: iterations >= 1,
+                  _erosion_case, sizes=lambda x, element, *_: erosion_sizes(element)),
     ], _torch_case)
 
 
@@ -142,3 +185,7 @@ def flood_element(element, x):
 
 
 _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
+_HIT_OR_MISS = _ops.Table("binary_hit_or_miss", [
+    _ops.Case("both elements in one pass", "binary_erosion", lambda x, hit, miss: True, _hit_or_miss_case,
+              sizes=lambda x, hit, miss: erosion_sizes(hit, miss)),
+], _hit_or_miss_torch)
