@@ -30,7 +30,7 @@ MORPHAUG_HD bool erosion_term(int flag, bool v) {
 // Positions [lo, hi) of a row of length n whose read at shift s along the row
 // stays inside it; the others read the border.
 MORPHAUG_HD void erosion_row_range(int32_t n, int32_t s, int32_t& lo, int32_t& hi) {
-  lo = s < 0 ? -s : 0;
+  lo = s < 0 ? (-s < n ? -s : n) : 0;
   hi = s > 0 ? n - s : n;
   if (hi < lo) hi = lo;
 }

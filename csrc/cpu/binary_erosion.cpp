@@ -6,6 +6,7 @@
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -18,8 +19,8 @@ namespace morphaug {
 namespace {
 
 // Row `row` (within its slice) of one step: `v` the slice's input, `flags`
-// its offsets' flags, `acc` scratch of n bytes.
-void erosion_row(const ErosionOffsets& o, const uint8_t* v, const uint8_t* mask, const uint8_t* flags,
+// its offsets' flags, `acc` scratch of n bytes. Returns whether it changed.
+bool erosion_row(const ErosionOffsets& o, const uint8_t* v, const uint8_t* mask, const uint8_t* flags,
                  int64_t row, bool border, bool invert, uint8_t* acc, uint8_t* out) {
   const int last = o.rank - 1;
   const int32_t n = o.size[last];
@@ -58,13 +59,21 @@ void erosion_row(const ErosionOffsets& o, const uint8_t* v, const uint8_t* mask,
   }
   const uint8_t flip = invert ? 1 : 0;
   uint8_t* dst = out + start;
+  const uint8_t* x = v + start;
+  uint8_t changed = 0;
   if (mask == nullptr) {
-    for (int32_t j = 0; j < n; ++j) dst[j] = acc[j] ^ flip;
+    for (int32_t j = 0; j < n; ++j) {
+      dst[j] = acc[j] ^ flip;
+      changed |= dst[j] ^ x[j];
+    }
   } else {
     const uint8_t* m = mask + start;
-    const uint8_t* x = v + start;
-    for (int32_t j = 0; j < n; ++j) dst[j] = m[j] ? static_cast<uint8_t>(acc[j] ^ flip) : x[j];
+    for (int32_t j = 0; j < n; ++j) {
+      dst[j] = m[j] ? static_cast<uint8_t>(acc[j] ^ flip) : x[j];
+      changed |= dst[j] ^ x[j];
+    }
   }
+  return changed != 0;
 }
 
 }  // namespace
@@ -90,22 +99,29 @@ at::Tensor binary_erosion_cpu(const at::Tensor& input, const std::optional<at::T
     active += flags[i] != 0;
   }
   const int64_t row_work = n * (1 + active / std::max<int64_t>(1, slices));
-  const at::Tensor scratch = iterations > 1 ? at::empty_like(out) : at::Tensor();
+  const at::Tensor scratch = iterations > 1 ? at::empty(x.sizes(), x.options()) : at::Tensor();
   const uint8_t* source = reinterpret_cast<const uint8_t*>(x.data_ptr<bool>());
   const uint8_t* mk = mask.has_value() ? reinterpret_cast<const uint8_t*>(m.data_ptr<bool>()) : nullptr;
+  // Steps stop at a fixpoint (a step that changes nothing): the result is its input.
+  uint8_t* result = reinterpret_cast<uint8_t*>(out.data_ptr<bool>());
   for (int64_t step = 0; step < iterations; ++step) {
     uint8_t* target = reinterpret_cast<uint8_t*>(pass_target(static_cast<int>(step), static_cast<int>(iterations),
                                                              out, scratch).data_ptr<bool>());
+    std::atomic<bool> changed{false};
     parallel_over(slices * rows, row_work, [&](int64_t begin, int64_t end) {
       std::vector<uint8_t> acc(n);
+      bool any = false;
       for (int64_t r = begin; r < end; ++r) {
         const int64_t slice = r / rows, base = slice * slice_numel;
-        erosion_row(o, source + base, mk == nullptr ? nullptr : mk + base, flags.data() + slice * count,
-                    r - slice * rows, border, invert, acc.data(), target + base);
+        any |= erosion_row(o, source + base, mk == nullptr ? nullptr : mk + base, flags.data() + slice * count,
+                           r - slice * rows, border, invert, acc.data(), target + base);
       }
+      if (any) changed.store(true, std::memory_order_relaxed);
     });
     source = target;
+    if (!changed.load()) break;
   }
+  if (source != result) std::memcpy(result, source, x.numel());
   return out;
 }
 

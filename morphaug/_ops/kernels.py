@@ -322,7 +322,8 @@ def binary_erosion(input: torch.Tensor, mask: torch.Tensor | None, hit: torch.Te
         with ``invert``; hit-or-miss: both elements, ``border=False``.
 
     On CPU each step ANDs the flagged offsets' shifted rows of bytes into one row (rows in
-    parallel); on CUDA one launch per step, a thread per voxel, the offsets in shared memory.
+    parallel), and the steps stop at a fixpoint; on CUDA one launch per step (no host read), a
+    thread per voxel, the offsets in shared memory.
     """
     flat = [int(v) for offset in offsets for v in offset]
     return ops_for(input).binary_erosion(input, mask, hit, miss, flat, int(iterations), bool(border), bool(invert))
