@@ -20,8 +20,9 @@ namespace {
 
 // Row `row` (within its slice) of one step: `v` the slice's input, `flags`
 // its offsets' flags, `acc` scratch of n bytes. Returns whether it changed.
-bool erosion_row(const ErosionOffsets& o, const uint8_t* v, const uint8_t* mask, const uint8_t* flags,
-                 int64_t row, bool border, bool invert, uint8_t* acc, uint8_t* out) {
+bool erosion_row(const ErosionOffsets& o, const uint8_t* __restrict__ v, const uint8_t* __restrict__ mask,
+                 const uint8_t* flags, int64_t row, bool border, bool invert, uint8_t* __restrict__ acc,
+                 uint8_t* __restrict__ out) {
   const int last = o.rank - 1;
   const int32_t n = o.size[last];
   int32_t coord[kErosionMaxRank];
@@ -53,24 +54,26 @@ bool erosion_row(const ErosionOffsets& o, const uint8_t* v, const uint8_t* mask,
       std::memset(acc, 0, lo);
       std::memset(acc + hi, 0, n - hi);
     }
-    const uint8_t* src = v + start + o.delta[e];
+    const uint8_t* __restrict__ src = v + start + o.delta[e];
     const uint8_t flip = flag == kErosionMiss ? 1 : 0;
     for (int32_t j = lo; j < hi; ++j) acc[j] &= src[j] ^ flip;
   }
   const uint8_t flip = invert ? 1 : 0;
-  uint8_t* dst = out + start;
-  const uint8_t* x = v + start;
+  uint8_t* __restrict__ dst = out + start;
+  const uint8_t* __restrict__ x = v + start;
   uint8_t changed = 0;
   if (mask == nullptr) {
     for (int32_t j = 0; j < n; ++j) {
-      dst[j] = acc[j] ^ flip;
-      changed |= dst[j] ^ x[j];
+      const uint8_t r = acc[j] ^ flip;
+      dst[j] = r;
+      changed |= r ^ x[j];
     }
   } else {
     const uint8_t* m = mask + start;
     for (int32_t j = 0; j < n; ++j) {
-      dst[j] = m[j] ? static_cast<uint8_t>(acc[j] ^ flip) : x[j];
-      changed |= dst[j] ^ x[j];
+      const uint8_t r = m[j] ? static_cast<uint8_t>(acc[j] ^ flip) : x[j];
+      dst[j] = r;
+      changed |= r ^ x[j];
     }
   }
   return changed != 0;
