@@ -67,7 +67,7 @@ CASES = [
     case("dilation-structure", "binary_dilation", "binary_erosion",
          lambda: ndimage.binary_dilation(M, border_value=1)),
     case("dilation-torch", "binary_dilation", "torch", lambda: ndimage.binary_dilation(M, LONG)),
-    case("hit-or-miss", "binary_hit_or_miss", "binary_erosion", lambda: ndimage.binary_hit_or_miss(M)),
+    case("hit-or-miss", "binary_hit_or_miss", "binary_erosion", lambda: ndimage.binary_hit_or_miss(M, NO_CENTRE)),
     case("hit-or-miss-torch", "binary_hit_or_miss", "torch", lambda: ndimage.binary_hit_or_miss(M, LONG)),
     case("fill-holes", "binary_fill_holes", "fill_holes", lambda: ndimage.binary_fill_holes(M)),
     case("fill-holes-torch", "binary_fill_holes", "torch", lambda: ndimage.binary_fill_holes(M, NO_CENTRE)),
