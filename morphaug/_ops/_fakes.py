@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 
 __all__ = ["edt", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
-           "grey_structure", "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
+           "grey_structure", "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt",
+           "binary_values",
            "surface_distance_lists", "sinkhorn_scaling", "grid_barycenter", "write_out"]
 
 
