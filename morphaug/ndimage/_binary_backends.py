@@ -14,7 +14,7 @@ until one changes nothing, a host sync every two rounds over the axes); a
 centred Euclidean ball (one step), cross or box (any ``iterations >= 1``)
 with ``border_value=0`` and no mask on the native ball kernel where it fits
 the radius; any other element (host or device, per sample, any origin, axes,
-mask and border) with ``iterations >= 1`` on the native ``binary_erosion``
+mask and border) with ``1 <= iterations <= 8`` on the native ``binary_erosion``
 kernel (its offsets as ``hit``, or for a dilation the reflected element's as
 ``miss``), as is ``binary_hit_or_miss`` (both elements in one pass, its own
 table); everything else on the torch backend
@@ -75,6 +75,10 @@ def binary_erosion_worker(x, element, iterations, mask, border, invert, into=Non
     if x.numel() == 0:  # e.g. an empty batch, whose per-sample elements have no positions
         return x.clone()
     return _TABLES[invert](x, x, element, iterations, mask, border, invert, into)
+
+
+#: The most steps the binary_erosion kernel's case takes.
+_MAX_STEPS = 8
 
 
 def _iterated_ball(element, iterations, mask, border) -> tuple[str, int] | None:
@@ -169,8 +173,9 @@ def _table(op: str) -> _ops.Table:
                   _ball_case,
                   sizes=lambda x, element, iterations, mask, border, invert, into: {
                       "radius": _iterated_ball(element, iterations, mask, border)[1]}),
-        _ops.Case("any element, iterations >= 1", "binary_erosion",
-                  lambda x, element, iterations, mask, border, invert, into: iterations >= 1,
+        # more steps stay on the torch backend, which stops at a fixpoint (the CUDA launcher runs every step)
+        _ops.Case("any element, 1 <= iterations <= 8", "binary_erosion",
+                  lambda x, element, iterations, mask, border, invert, into: 1 <= iterations <= _MAX_STEPS,
                   _erosion_case, sizes=lambda x, element, *_: erosion_sizes(element)),
     ], _torch_case)
 
