@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/binary_erosion.h"
 #include "core/cdt.h"
 #include "core/cdt_separable.h"
 #include "core/common.h"
@@ -555,6 +556,59 @@ inline PropagateSetup propagate_setup(const at::Tensor& input, const std::option
     s.offset[e] = static_cast<int32_t>(o);
   }
   return s;
+}
+
+// --- binary_erosion ------------------------------------------------------------
+
+// Checks binary_erosion's arguments and returns its offsets (ErosionOffsets).
+inline ErosionOffsets erosion_setup(const at::Tensor& input, const std::optional<at::Tensor>& mask,
+                                    const at::Tensor& hit, const at::Tensor& miss, at::IntArrayRef offsets,
+                                    int64_t iterations) {
+  check_mask(input, "binary_erosion");
+  const int rank = static_cast<int>(input.dim() - 2);
+  TORCH_CHECK(rank <= kErosionMaxRank, "morphaug::binary_erosion: at most ", kErosionMaxRank,
+              " spatial axes, got ", rank);
+  TORCH_CHECK(iterations >= 1, "morphaug::binary_erosion: iterations must be >= 1, got ", iterations);
+  if (mask.has_value()) {
+    TORCH_CHECK(mask->scalar_type() == at::kBool && mask->sizes() == input.sizes() &&
+                    mask->device() == input.device(),
+                "morphaug::binary_erosion: mask must be a bool tensor of the input's shape ", input.sizes(),
+                " on ", input.device(), ", got ", mask->scalar_type(), " ", mask->sizes(), " on ", mask->device());
+  }
+  TORCH_CHECK(static_cast<int64_t>(offsets.size()) % rank == 0, "morphaug::binary_erosion: offsets must hold ",
+              rank, " values per element offset, got ", offsets.size(), " values");
+  const int64_t count = static_cast<int64_t>(offsets.size()) / rank;
+  TORCH_CHECK(count <= kErosionMaxOffsets, "morphaug::binary_erosion: at most ", kErosionMaxOffsets,
+              " offsets, got ", count);
+  for (const at::Tensor* t : {&hit, &miss}) {
+    TORCH_CHECK(t->scalar_type() == at::kBool && t->dim() == 3 && t->size(0) == input.size(0) &&
+                    t->size(1) == input.size(1) && t->size(2) == count && t->device() == input.device(),
+                "morphaug::binary_erosion: hit and miss must be bool (B, C, offsets) tensors of shape (",
+                input.size(0), ", ", input.size(1), ", ", count, ") on ", input.device(), ", got ",
+                t->scalar_type(), " ", t->sizes(), " on ", t->device());
+  }
+  ErosionOffsets o{};
+  o.rank = rank;
+  o.count = static_cast<int32_t>(count);
+  int64_t slice_numel = 1;
+  for (int k = 0; k < rank; ++k) {
+    o.size[k] = static_cast<int32_t>(input.size(k + 2));
+    slice_numel *= input.size(k + 2);
+  }
+  TORCH_CHECK(slice_numel < (int64_t{1} << 31), "morphaug::binary_erosion: a slice of ", slice_numel,
+              " voxels does not fit int32 offsets");
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t delta = 0;
+    for (int k = 0; k < rank; ++k) {
+      const int64_t d = offsets[e * rank + k];
+      TORCH_CHECK(d >= -kErosionMaxReach && d <= kErosionMaxReach, "morphaug::binary_erosion: element offset ",
+                  d, " is out of range (at most ", kErosionMaxReach, " voxels along an axis)");
+      o.step[e][k] = static_cast<int8_t>(d);
+      delta = delta * input.size(k + 2) + d;
+    }
+    o.delta[e] = static_cast<int32_t>(delta);
+  }
+  return o;
 }
 
 // --- label -------------------------------------------------------------------

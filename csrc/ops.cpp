@@ -15,6 +15,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   using namespace morphaug;
   m.impl("ball_morphology", &ball_morphology_cpu);
   m.impl("ball_morphology.out", &ball_morphology_out_cpu);
+  m.impl("binary_erosion", &binary_erosion_cpu);
   m.impl("binary_values", &binary_values_cpu);
   m.impl("cdt", &cdt_cpu);
   m.impl("edt", &edt_cpu);

@@ -88,6 +88,18 @@ inline void define_schemas(torch::Library& m) {
   m.def(
       "ball_morphology.out(Tensor mask, Tensor radius, Tensor metric, Tensor erode, *, "
       "Tensor(a!) out) -> ()");
+  // `iterations` (>= 1) steps of SciPy's _binary_erosion of a bool (B, C, *spatial)
+  // tensor by any element: `offsets` holds rank displacements per element
+  // offset (every spatial axis, each within +-127; at most 256 offsets, 8
+  // axes), `hit` and `miss` (B, C, offsets) bool which of them each slice
+  // reads as foreground and as background. A step's r(p): the AND over hit
+  // d of v(p + d) and over miss d of not v(p + d), v the step's input
+  // inside the slice and `border` outside; its output r xor invert where mask
+  // (input's shape, bool; None: everywhere) holds, else v(p). Erosion: hit;
+  // dilation by the reflected element: miss with invert; hit-or-miss: both.
+  m.def(
+      "binary_erosion(Tensor input, Tensor? mask, Tensor hit, Tensor miss, int[] offsets, int iterations, "
+      "bool border, bool invert) -> Tensor");
   // Signed Euclidean distance (unit sampling, float32) of each slice of a bool
   // (B, C, *spatial) mask to its boundary voxels (mask voxels with a face
   // neighbour outside the mask): -distance strictly inside the mask, +0 on the

@@ -287,6 +287,9 @@ def _kernel_cases(torch, device, n, batch):
         ("label 6-connected", lambda: ndimage.label(mask), voxels * 5),
         ("label maze", lambda: ndimage.label(maze), voxels * 5),
         ("ball_morphology erosion r2", lambda: ndimage.binary_erosion(mask, ball), voxels * 2),
+        ("binary_erosion 3^3 connectivity 2, border 1", lambda: ndimage.binary_erosion(
+            mask, ndimage.generate_binary_structure(3, 2), border_value=1), voxels * 2),
+        ("binary_erosion hit-or-miss 3^3", lambda: ndimage.binary_hit_or_miss(mask), voxels * 2),
         ("fill_holes", lambda: ndimage.binary_fill_holes(mask), voxels * 2),
         ("fill_holes 26-connected", lambda: ndimage.binary_fill_holes(mask, np.ones((3, 3, 3))), voxels * 2),
         ("fill_holes maze", lambda: ndimage.binary_fill_holes(maze), voxels * 2),

@@ -29,6 +29,7 @@ import torch
 from morphaug import _ops
 from morphaug._ops import kernels as _native
 
+from test_cuda_emu_binary import structure_case
 from test_native import ball_footprint, centrosymmetric, chamfer, erosion_form, random_values, scipy_signed_edt
 from test_cuda_emu_grey import emulation_case as grey_element_case
 
@@ -296,6 +297,7 @@ CASES = {
     "ball 3-D": ball_case((1, 2, 9, 8, 7), [[2, 3]], [[0, 2]], [[False, True]], 24),
     "ball 3-D out": ball_case((2, 1, 8, 9, 7), [[3], [1]], [[1], [0]], [[True], [False]], 44, into=True),
     "ball radius 130": ball_case((1, 1, 300, 3), [[130]], [[0]], [[False]], 25),
+    "binary_erosion 2-D per-slice elements": structure_case((2, 3, 37, 300), 45),
     "signed_edt 1-D": signed_edt_case((2, 2, 50), 26),
     "signed_edt 2-D": signed_edt_case((2, 2, 30, 25), 27),
     "signed_edt 3-D": signed_edt_case((1, 2, 12, 10, 9), 28),

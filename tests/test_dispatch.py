@@ -24,6 +24,7 @@ A = torch.softmax(torch.rand(3, 6, generator=GEN, dtype=torch.float64), -1)
 B = torch.softmax(torch.rand(3, 5, generator=GEN, dtype=torch.float64), -1)
 COST = torch.rand(6, 5, generator=GEN, dtype=torch.float64)
 HISTS = torch.softmax(torch.rand(2, 2, 36, generator=GEN, dtype=torch.float64), -1).view(2, 2, 6, 6)
+LONG = np.ones((1, 257), bool)  # more offsets than the binary_erosion kernel takes
 NO_CENTRE = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], bool)  # no native kernel takes an element without its centre
 
 def torch_policy(call, error: type[Exception]):
@@ -67,11 +68,16 @@ CASES = [
     case("erosion-propagate", "binary_erosion", "propagate", lambda: ndimage.binary_erosion(M, iterations=0)),
     case("erosion-ball", "binary_erosion", "ball_morphology",
          lambda: ndimage.binary_erosion(M, np.ones((3, 3), bool), iterations=2)),
-    case("erosion-torch", "binary_erosion", "torch", lambda: ndimage.binary_erosion(M, mask=~M)),
+    case("erosion-structure", "binary_erosion", "binary_erosion", lambda: ndimage.binary_erosion(M, mask=~M)),
+    case("erosion-torch", "binary_erosion", "torch", lambda: ndimage.binary_erosion(M, LONG)),
     case("dilation-propagate", "binary_dilation", "propagate",
          lambda: ndimage.binary_propagation(M, mask=X > 0.2)),
     case("dilation-ball", "binary_dilation", "ball_morphology", lambda: ndimage.binary_dilation(M)),
-    case("dilation-torch", "binary_dilation", "torch", lambda: ndimage.binary_dilation(M, border_value=1)),
+    case("dilation-structure", "binary_dilation", "binary_erosion",
+         lambda: ndimage.binary_dilation(M, border_value=1)),
+    case("dilation-torch", "binary_dilation", "torch", lambda: ndimage.binary_dilation(M, LONG)),
+    case("hit-or-miss", "binary_hit_or_miss", "binary_erosion", lambda: ndimage.binary_hit_or_miss(M, NO_CENTRE)),
+    case("hit-or-miss-torch", "binary_hit_or_miss", "torch", lambda: ndimage.binary_hit_or_miss(M, LONG)),
     case("fill-holes", "binary_fill_holes", "fill_holes", lambda: ndimage.binary_fill_holes(M)),
     case("fill-holes-torch", "binary_fill_holes", "torch", lambda: ndimage.binary_fill_holes(M, NO_CENTRE)),
     case("edt", "distance_transform_edt", "edt", lambda: ndimage.distance_transform_edt(M)),

@@ -18,6 +18,10 @@ void ball_morphology_out_cpu(const at::Tensor& mask, const at::Tensor& radius, c
 // barycenter.cpp
 at::Tensor grid_barycenter_cpu(const at::Tensor& log_hists, const at::Tensor& weights, at::TensorList kernels,
                                int64_t max_iter, double tol, int64_t check_every);
+// binary_erosion.cpp
+at::Tensor binary_erosion_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask, const at::Tensor& hit,
+                              const at::Tensor& miss, at::IntArrayRef offsets, int64_t iterations, bool border,
+                              bool invert);
 // binary_values.cpp
 std::tuple<at::Tensor, at::Tensor> binary_values_cpu(const at::Tensor& input);
 // cdt.cpp

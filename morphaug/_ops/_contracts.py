@@ -106,6 +106,23 @@ def _ball_radii(spatial, args, device_type):
     return None
 
 
+#: The most offsets, and their reach along an axis, of the binary_erosion kernel (its CUDA
+#: launcher takes them by value, steps in int8).
+_EROSION_MAX_OFFSETS = 256
+_EROSION_MAX_REACH = 127
+
+
+def _erosion_offsets(spatial, args, device_type):
+    """At most :data:`_EROSION_MAX_OFFSETS` offsets (``args["count"]``), each within
+    :data:`_EROSION_MAX_REACH` voxels along every axis (``args["reach"]``); int32 slices."""
+    args = args or {}
+    if args.get("count", 0) > _EROSION_MAX_OFFSETS:
+        return f"it takes at most {_EROSION_MAX_OFFSETS} element offsets, got {args['count']}"
+    if max(args.get("reach") or [0]) > _EROSION_MAX_REACH:
+        return f"it takes offsets of at most {_EROSION_MAX_REACH} voxels along an axis, got {args['reach']}"
+    return _slice_voxels(spatial, args, device_type)
+
+
 def _squared_distances(spatial, args, device_type):
     """The squared distances of a slice (and a diagonal beyond them) in 32 bits."""
     reach = [(n - 1) ** 2 for n in spatial]
@@ -175,6 +192,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("propagate", None, 16, "binary ops with iterations < 1, binary_propagation (host element holding "
                                   "its centre)", limit=_flood),
     Kernel("fill_holes", None, 16, "binary_fill_holes (host element holding its centre)", limit=_flood),
+    Kernel("binary_erosion", None, 8, "binary ops by any element with iterations >= 1, binary_hit_or_miss",
+           limit=_erosion_offsets),
     Kernel("ball_morphology", None, 16, "binary erosion / dilation by a host ball, cross or box; label "
                                         "morphology of the transforms", limit=_ball_radii, writes_out=True),
     Kernel("signed_edt", None, 16, "signed distance maps of the transforms (Euclidean, unit sampling)",

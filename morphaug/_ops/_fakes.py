@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 
 __all__ = ["edt", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
-           "grey_structure", "grey_element", "propagate", "fill_holes", "ball_morphology", "signed_edt", "binary_values",
+           "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
+           "signed_edt", "binary_values",
            "surface_distance_lists", "sinkhorn_scaling", "grid_barycenter", "write_out"]
 
 
@@ -67,6 +68,10 @@ def propagate(input, mask, weights, offsets, border):
 
 
 def fill_holes(input, weights, offsets):
+    return input.new_empty(input.shape)
+
+
+def binary_erosion(input, mask, hit, miss, offsets, iterations, border, invert):
     return input.new_empty(input.shape)
 
 

@@ -26,7 +26,7 @@ from .._checks import check_mode
 from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element", "propagate",
-           "fill_holes", "ball_morphology", "signed_edt", "binary_values",
+           "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "label_sizes", "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
@@ -338,6 +338,34 @@ def fill_holes(input: torch.Tensor, weights: torch.Tensor,
     """
     flat = [int(v) for offset in offsets for v in offset]
     return ops_for(input).fill_holes(input, weights, flat)
+
+
+def binary_erosion(input: torch.Tensor, mask: torch.Tensor | None, hit: torch.Tensor, miss: torch.Tensor,
+                   offsets: Sequence[Sequence[int]], iterations: int, border: bool, invert: bool) -> torch.Tensor:
+    """``iterations`` steps of SciPy's ``_binary_erosion`` by any element, per ``(b, c)`` slice.
+
+    Args:
+        input: bool tensor ``(B, C, *S)``.
+        mask: bool tensor of the input's shape (where a step may change a voxel), or None.
+        hit, miss: bool ``(B, C, n)``: which of the ``n`` offsets each slice's element reads
+            as foreground (``hit``) and as background (``miss``).
+        offsets: ``n`` displacements, one value per spatial axis (0 on axes not filtered).
+        iterations: steps, >= 1.
+        border: the value of the voxels outside the slice.
+        invert: complement each step's result (where the mask holds).
+
+    Returns:
+        a new bool tensor: each step is ``r xor invert`` where the mask holds, else its input,
+        ``r(p)`` the AND over hit offsets ``d`` of ``v(p + d)`` and over miss offsets of
+        ``not v(p + d)``. Erosion: hit = the element; dilation: miss = the reflected element
+        with ``invert``; hit-or-miss: both elements, ``border=False``.
+
+    On CPU each step ANDs the flagged offsets' shifted rows of bytes into one row (rows in
+    parallel), and the steps stop at a fixpoint; on CUDA one launch per step (no host read), a
+    thread per voxel, the offsets in shared memory.
+    """
+    flat = [int(v) for offset in offsets for v in offset]
+    return ops_for(input).binary_erosion(input, mask, hit, miss, flat, int(iterations), bool(border), bool(invert))
 
 
 def ball_morphology(mask: torch.Tensor, radius: torch.Tensor, metric: torch.Tensor,

@@ -103,7 +103,7 @@ import torch
 
 from .. import _ops
 from .._checks import check_host_int
-from ._binary_backends import arguments, binary_erosion_worker
+from ._binary_backends import arguments, binary_erosion_worker, hit_or_miss_worker
 from ._docs import BINARY, filler
 from ._elements import Element
 from ._normalize import (
@@ -408,10 +408,7 @@ def binary_hit_or_miss(input, structure1=None, structure2=None, output=None,
         miss = hit.complement(normalize_origin(origin2, len(axes), origin2_name), origin2_name)
     else:
         miss = Element.from_argument(structure2, input, axes, origin2, "structure2", origin2_name)
-    x = foreground(input)
-    fits = binary_erosion_worker(x, hit, 1, None, False, invert=False)
-    touches = binary_erosion_worker(x, miss, 1, None, False, invert=True)
-    return finish_output(fits & ~touches, output)
+    return finish_output(hit_or_miss_worker(foreground(input), hit, miss), output)
 
 
 def iterate_structure(structure, iterations, origin=None):

@@ -14,7 +14,11 @@ region labelled, no host sync, for an element within ``(3,) * S`` that is
 centrosymmetric in every slice; other elements run on torch there); a
 centred Euclidean ball (one step), cross or box (any ``iterations >= 1``)
 with ``border_value=0`` and no mask on the native ball kernel where it fits
-the radius; everything else on the torch backend
+the radius; any other element (host or device, per sample, any origin, axes,
+mask and border) with ``1 <= iterations <= 8`` on the native ``binary_erosion``
+kernel (its offsets as ``hit``, or for a dilation the reflected element's as
+``miss``), as is ``binary_hit_or_miss`` (both elements in one pass, its own
+table); everything else on the torch backend
 (``morphaug.ndimage._torch.binary``, whose docstring gives its algorithms and
 their cost). What each kernel fits is its contract in ``morphaug._ops.KERNELS``.
 The ball kernel writes a bool ``output`` (contiguous, sharing no memory with
@@ -39,7 +43,8 @@ from ._normalize import (
 )
 from ._torch import binary as _torch_binary
 
-__all__ = ["arguments", "binary_erosion_worker", "holds_its_centre", "flood_sizes", "flood_element"]
+__all__ = ["arguments", "binary_erosion_worker", "hit_or_miss_worker", "holds_its_centre", "flood_sizes",
+           "flood_element"]
 
 
 def _border(border_value) -> bool:
@@ -73,6 +78,10 @@ def binary_erosion_worker(x, element, iterations, mask, border, invert, into=Non
     return _TABLES[invert](x, x, element, iterations, mask, border, invert, into)
 
 
+#: The most steps the binary_erosion kernel's case takes.
+_MAX_STEPS = 8
+
+
 def _iterated_ball(element, iterations, mask, border) -> tuple[str, int] | None:
     """``(metric, radius)`` of the ball that ``iterations`` steps of ``element`` make, when the
     native ball kernel's case takes the call (border 0, no mask), else None."""
@@ -99,8 +108,45 @@ def _ball_case(x, element, iterations, mask, border, invert, into):
                                         torch.full(fill_value=not invert, dtype=torch.bool, **lead), out=into)
 
 
+def _erosion_case(x, element, iterations, mask, border, invert, into):
+    weights, offsets = flood_element(element, x)
+    none = torch.zeros_like(weights)
+    hit, miss = (none, weights) if invert else (weights, none)  # dilation: not an erosion by misses
+    return _ops.kernels.binary_erosion(x, mask, hit, miss, offsets, iterations, border, invert)
+
+
 def _torch_case(x, element, iterations, mask, border, invert, into):
     return _torch_binary.erosion(x, element, iterations, mask, border, invert)
+
+
+def erosion_sizes(*elements) -> dict:
+    """The size facts of the ``binary_erosion`` kernel for offsets of ``elements`` (one list):
+    their count and reach along each spatial axis."""
+    offsets = torch.cat([element.offsets for element in elements])
+    reach = offsets.abs().amax(0).tolist() if len(offsets) else [0] * elements[0].rank
+    return {"count": len(offsets), "reach": reach}
+
+
+def hit_or_miss_worker(x, hit, miss):
+    """``binary_hit_or_miss`` on normalised arguments: ``hit`` fits in ``x`` (outside: false)
+    and ``miss`` (not reflected) in its complement; the backend switch."""
+    if x.numel() == 0:
+        return x.clone()
+    return _HIT_OR_MISS(x, x, hit, miss)
+
+
+def _hit_or_miss_case(x, hit, miss):
+    (hits, hit_offsets), (misses, miss_offsets) = flood_element(hit, x), flood_element(miss, x)
+    return _ops.kernels.binary_erosion(
+        x, None, torch.cat([hits, torch.zeros_like(misses)], 2), torch.cat([torch.zeros_like(hits), misses], 2),
+        hit_offsets + miss_offsets, 1, False, False)
+
+
+def _hit_or_miss_torch(x, hit, miss):
+    """``hit`` through the erosion table (a ball, cross or box: the ball kernel), ``miss`` on
+    the torch backend (on the CPU, faster there than the offsets' pass for a ball's complement)."""
+    fits = binary_erosion_worker(x, hit, 1, None, False, invert=False)
+    return fits & ~_torch_binary.erosion(x, miss, 1, None, False, True)
 
 
 def holds_its_centre(element) -> bool:
@@ -130,6 +176,10 @@ def _table(op: str) -> _ops.Table:
                   _ball_case,
                   sizes=lambda x, element, iterations, mask, border, invert, into: {
                       "radius": _iterated_ball(element, iterations, mask, border)[1]}),
+        # more steps stay on the torch backend, which stops at a fixpoint (the CUDA launcher runs every step)
+        _ops.Case("any element, 1 <= iterations <= 8", "binary_erosion",
+                  lambda x, element, iterations, mask, border, invert, into: 1 <= iterations <= _MAX_STEPS,
+                  _erosion_case, sizes=lambda x, element, *_: erosion_sizes(element)),
     ], _torch_case)
 
 
@@ -145,3 +195,9 @@ def flood_element(element, x):
 
 
 _TABLES = {False: _table("binary_erosion"), True: _table("binary_dilation")}
+_HIT_OR_MISS = _ops.Table("binary_hit_or_miss", [
+    # on the CPU the ball kernel's erosion by a ball, cross or box beats the offsets' pass
+    _ops.Case("both elements in one pass (on the CPU: unless the first is a ball, cross or box)", "binary_erosion",
+              lambda x, hit, miss: x.device.type != "cpu" or _iterated_ball(hit, 1, None, False) is None,
+              _hit_or_miss_case, sizes=lambda x, hit, miss: erosion_sizes(hit, miss)),
+], _hit_or_miss_torch)
