@@ -131,6 +131,7 @@ SKIMAGE = {
 }
 LOSSES = {
     "HausdorffDTLoss": lambda: losses.HausdorffDTLoss(softmax=True),
+    "LogHausdorffDTLoss": lambda: losses.LogHausdorffDTLoss(softmax=True),
     "BoundaryLoss": lambda: losses.BoundaryLoss(softmax=True, reduction="none"),
 }
 

@@ -345,6 +345,8 @@ NDIMAGE = [
     case("ndimage.binary_fill_holes", ndimage.binary_fill_holes, On(X2), axes=(1,),
          reads={"binary fixpoint"}, native={"fill_holes"}, native_reads=()),
     case("ndimage.grey_erosion", ndimage.grey_erosion, On(F2), size=3, native={"grey_box"}),
+    case("ndimage.grey_erosion", ndimage.grey_erosion, On(F2), footprint=On(PER_SAMPLE),
+         native={"grey_element"}),
     case("ndimage.grey_erosion", ndimage.grey_erosion, On(labels(2, 2, 6, 7, classes=200)),
          footprint=footprints.disk(2), mode="constant", cval=7, native={"grey_footprint"}),
     case("ndimage.grey_dilation", ndimage.grey_dilation, On(F2), structure=STRUCTURE, native={"grey_structure"}),
@@ -569,6 +571,17 @@ if monai_adapters is not None:
         case("adapters.monai.SurfaceDiceMetric", monai_adapters.SurfaceDiceMetric([1.0, 2.0]),
              On(ONEHOT3.roll(1, -1)), On(ONEHOT3), spacing=[(2.0, 1.0, 0.5), (1.0, 1.0, 1.0)],
              native={"ball_morphology", "edt"}),
+        case("adapters.monai.compute_hausdorff_distance", monai_adapters.compute_hausdorff_distance,
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), percentile=95, spacing=(2.0, 1.0, 0.5),
+             native={"ball_morphology", "edt"}),
+        case("adapters.monai.compute_average_surface_distance", monai_adapters.compute_average_surface_distance,
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), symmetric=True, native={"ball_morphology", "edt"}),
+        case("adapters.monai.compute_surface_dice", monai_adapters.compute_surface_dice,
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), [1.0, 2.0], native={"ball_morphology", "edt"}),
+        *[case(f"adapters.monai.{name}", getattr(monai_adapters, name)(softmax=True), On(ONEHOT3.roll(1, -1)),
+               On(ONEHOT3), native={"edt"}) for name in ("HausdorffDTLoss", "LogHausdorffDTLoss", "BoundaryLoss")],
+        *[case(f"adapters.monai.{name}", getattr(monai_adapters, name), On(ONEHOT3), 3, native={"ball_morphology"})
+          for name in ("erode", "dilate")],
     ]
 
 TORCHVISION = []

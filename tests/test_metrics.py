@@ -635,7 +635,7 @@ def test_adapted_classes_take_lists_and_meta_tensors_and_stay_on_the_device():
 @needs_monai
 def test_adapted_classes_check_their_own_arguments():
     pred, ref = one_hot(8, (2, 9, 10))
-    with pytest.raises(ValueError, match="^class_thresholds must be a list of finite numbers >= 0"):
+    with pytest.raises(ValueError, match="^All class thresholds need to be >= 0"):  # MONAI's message
         monai_adapters.SurfaceDiceMetric([1.0, -1.0])
     with pytest.raises(ValueError, match=r"^number of classes \(2\) does not match number of class thresholds \(1\)"):
         monai_adapters.SurfaceDiceMetric([1.0])(pred, ref)

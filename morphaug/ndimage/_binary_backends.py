@@ -190,7 +190,9 @@ def _propagate_native(x, element, mask, border):
 
 def flood_element(element, x):
     """``(weights, offsets)`` of an element for ``_ops.kernels.propagate`` / ``fill_holes``."""
-    weights = element.tensor.flatten(2).index_select(2, _sync.to_device(element.used, element.tensor.device))
+    weights = element.tensor.flatten(2)
+    if element.host is not None:  # the positions some slice holds (an accelerator element keeps them all)
+        weights = weights.index_select(2, _sync.to_device(element.used, element.tensor.device))
     return weights.expand(x.shape[0], x.shape[1], len(element.used)), element.offsets.tolist()
 
 

@@ -79,8 +79,10 @@ def _slots(counts: torch.Tensor, voxels: int) -> int:
     """How many slots the table holds: on the CPU as many as the labels (read for free); elsewhere,
     and while Dynamo traces, the most the masks can take (no host sync)."""
     if counts.device.type == "cpu" and not torch.compiler.is_compiling():
-        return int(counts.sum()) + counts.numel()
-    return _most_slots(counts.numel(), voxels)
+        slots = int(counts.sum()) + counts.numel()
+    else:
+        slots = _most_slots(counts.numel(), voxels)
+    return max(slots, 1)  # an empty batch (no mask) still has a table, of one unused slot
 
 
 def components(masks: torch.Tensor, hops: int) -> Components:
