@@ -42,7 +42,8 @@ bool erosion_row(const ErosionOffsets& o, const uint8_t* __restrict__ v, const u
     }
     const bool outside_term = erosion_term(flag, border);
     if (!inside || flag == (kErosionHit | kErosionMiss)) {
-      if (!(inside ? false : outside_term)) {
+      // a constant term: false for both flags inside, the border's term outside
+      if (inside || !outside_term) {
         std::memset(acc, 0, n);
         break;
       }
