@@ -1,4 +1,5 @@
-"""Metrics suite: HD95 + ASSD + NSD with morphaug against MONAI's metric classes on the same tensors.
+"""Metrics suite: HD95 + ASSD + NSD, and panoptic quality, with morphaug against MONAI's metric classes on the
+same tensors.
 
 Both sides get the same one-hot float tensors (B x 3 classes, on the device),
 the same anisotropic spacing and the same definitions: background excluded
@@ -13,6 +14,10 @@ the values agree (float32 rounding: relative 1e-6). Without MONAI (the GPU
 machine) the reference is morphaug's three functions, ``hausdorff_distance``,
 ``average_surface_distance`` and ``normalized_surface_dice`` (what the fused
 call saves).
+
+Panoptic quality: ``PanopticQualityMetric`` (3 classes) of 2-D nuclei-like instance maps (discs, the
+prediction's moved, resized, some missed and some made up), morphaug's adapter (every sample and class
+in one call) against MONAI's (a loop over samples, classes and instances).
 """
 
 from __future__ import annotations
@@ -88,6 +93,40 @@ def _agreement(ours: list[torch.Tensor], theirs: list[torch.Tensor], reference: 
             if agree and max(differences) < 1e-6 else "OUTPUTS DIFFER")
 
 
+def _instances(batch: int, size: int, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(B, 2, size, size)`` float maps, an instance and a class channel: reference discs, and the prediction's
+    (moved and resized; one in ten missed, one in ten made up)."""
+    rng = np.random.default_rng(1)
+    grid = np.indices((size, size)).reshape(2, -1)
+    maps = np.zeros((2, batch, 2, size * size))
+    for b in range(batch):
+        for i in range(1, count + 1):
+            centre, radius, kind = rng.uniform(0, size, 2), rng.uniform(3, 8), rng.integers(1, CLASSES + 1)
+            made_up, missed = rng.random() < 0.1, rng.random() < 0.1
+            moved = (centre + rng.normal(0, 1, 2), radius * rng.uniform(0.8, 1.2))
+            for which, (c, r) in enumerate([(centre, radius), moved]):
+                if (which == 0 and made_up) or (which == 1 and missed):
+                    continue
+                inside = ((grid - c[:, None]) ** 2).sum(0) <= r ** 2
+                maps[which, b, 0, inside], maps[which, b, 1, inside] = i, kind
+    ref, pred = torch.from_numpy(maps).float().view(2, batch, 2, size, size)
+    return pred, ref
+
+
+def panoptic(device: torch.device, quick: bool) -> Row:
+    batch, size, count = (2, 64, 10) if quick else (16, 256, 80)
+    pred, ref = (x.to(device) for x in _instances(batch, size, count))
+    shape = f"{batch}x2x{size}^2 instance + class maps, {count} instances, {CLASSES} classes"
+    ours, theirs = adapters.PanopticQualityMetric(CLASSES), monai_metrics.PanopticQualityMetric(CLASSES)
+    repeat = 1 if quick else 3
+    ours_s = timeit(lambda: ours(pred, ref), device, repeat=repeat)
+    reference_s = timeit(lambda: theirs(pred, ref), device, repeat=repeat, warmup=0)
+    got, want = ours(pred, ref), theirs(pred, ref)
+    note = "equal to MONAI's" if torch.allclose(got, want, rtol=1e-6, atol=1e-6) else "OUTPUTS DIFFER"
+    return Row("PanopticQualityMetric (morphaug.adapters.monai)", shape, device.type, ours_s,
+               "monai.metrics.PanopticQualityMetric", reference_s, note)
+
+
 def run(device: torch.device, quick: bool) -> list[Row]:
     batch, size = (2, 32) if quick else (8, 96)
     repeat = 1 if quick else 3
@@ -107,4 +146,5 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     return [Row(FUSED, shape, device.type, fused_s, reference, reference_s,
                 _agreement(fused(pred, ref), expected, "MONAI's")),
             Row("HD95 + ASSD + NSD (morphaug.adapters.monai classes)", shape, device.type, classes_s, reference,
-                reference_s, _agreement(_called(ours, pred, ref), expected, "MONAI's"))]
+                reference_s, _agreement(_called(ours, pred, ref), expected, "MONAI's")),
+            panoptic(device, quick)]

@@ -44,6 +44,9 @@ READS = {
                      "once per call",
     "watershed_ift": "ndimage.watershed_ift: the input and the markers, flooded on the host by SciPy's "
                      "sequential algorithm, once each per call",
+    "panoptic assignment": "metrics.panoptic_quality with match_iou_threshold < 0.5: the overlapping pairs of "
+                           "instances, matched by SciPy's linear_sum_assignment per slice on the host (MONAI's "
+                           "Munkres assignment), once per call",
     "tensor arguments": "an argument that shapes the computation given as an accelerator tensor (a CDT metric "
                         "array; size, origin, sampling or axes), read once (morphaug.ndimage)",
 }

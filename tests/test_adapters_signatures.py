@@ -145,6 +145,10 @@ def test_every_monai_name_is_a_transform_a_metric_a_loss_or_a_function():
         assert sum(kinds) == 1, name
 
 
+#: Values for the metric classes' arguments without a default.
+REQUIRED_METRIC_ARGUMENTS = {"class_thresholds": [1.0, 2.0], "num_classes": 2}
+
+
 @pytest.mark.parametrize("cls", METRICS, ids=[cls.__name__ for cls in METRICS])
 def test_metric_class_is_monai_s_with_monai_s_signature(cls):
     theirs = getattr(monai_metrics, cls.__name__)
@@ -152,22 +156,23 @@ def test_metric_class_is_monai_s_with_monai_s_signature(cls):
     assert cls.__module__ == "morphaug.adapters.monai_metrics"
     signature = inspect.signature(cls)
     assert signature == inspect.signature(theirs)
-    thresholds = {"class_thresholds": [1.0]} if "class_thresholds" in signature.parameters else {}
+    needed = {name: value for name, value in REQUIRED_METRIC_ARGUMENTS.items() if name in signature.parameters}
     everything = {name: p.default for name, p in signature.parameters.items() if p.default is not p.empty}
-    cls(**thresholds, **everything)
+    cls(**needed, **everything)
     with pytest.raises(TypeError, match="not_a_parameter"):
-        cls(**thresholds, not_a_parameter=1)
+        cls(**needed, not_a_parameter=1)
     assert f"{cls.__name__}{signature}" in pydoc.render_doc(cls, renderer=pydoc.plaintext)
 
 
 @pytest.mark.parametrize("cls", METRICS, ids=[cls.__name__ for cls in METRICS])
 def test_monai_config_parser_builds_every_metric_class(cls):
     bundle = pytest.importorskip("monai.bundle")
-    config = {"_target_": f"morphaug.adapters.monai.{cls.__name__}", "include_background": True}
-    if cls is monai_adapters.SurfaceDiceMetric:
-        config["class_thresholds"] = [1.0, 2.0]
+    parameters = inspect.signature(cls).parameters
+    flag = "include_background" if "include_background" in parameters else "return_confusion_matrix"
+    config = {"_target_": f"morphaug.adapters.monai.{cls.__name__}", flag: True,
+              **{name: value for name, value in REQUIRED_METRIC_ARGUMENTS.items() if name in parameters}}
     built = bundle.ConfigParser({"m": config}).get_parsed_content("m")
-    assert type(built) is cls and built.include_background
+    assert type(built) is cls and getattr(built, flag) is True
     with pytest.raises(RuntimeError) as error:
         bundle.ConfigParser({"m": {**config, "not_a_parameter": 1}}).get_parsed_content("m")
     assert isinstance(error.value.__cause__, TypeError) and "not_a_parameter" in str(error.value.__cause__)

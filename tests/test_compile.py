@@ -118,6 +118,9 @@ METRICS = {
     "cl_dice": lambda: metrics.cl_dice(MASK, X > 0.5),
     "betti_numbers": lambda: metrics.betti_numbers(MASK),
     "betti_errors": lambda: metrics.betti_errors(MASK, X > 0.5),
+    "panoptic_quality": lambda: metrics.panoptic_quality(LABELS, LABELS.roll(1, -1), metric_name="sq"),
+    "panoptic_quality confusion": lambda: metrics.panoptic_quality(LABELS, LABELS.roll(1, -1), match_iou_threshold=0.2,
+                                                                   output_confusion_matrix=True),
 }
 #: The scikit-image mirrors (morphaug.morphology, .measure, .segmentation).
 SKIMAGE = {
@@ -170,7 +173,9 @@ def test_every_public_name_is_covered():
     covered = {name.split()[0] for name in (*FUNCTIONS, *OT, *TRANSFORMS)}
     public = set(ndimage.__all__) | set(ot.__all__) | set(transforms.__all__) - {"BatchTransform"}
     assert public <= covered | set(NOT_COMPILED), sorted(public - covered)
-    assert set(metrics.__all__) - {"DISTANCE_METRICS"} == set(METRICS) and set(losses.__all__) == set(LOSSES)
+    constants = {"DISTANCE_METRICS", "PANOPTIC_METRICS"}
+    assert set(metrics.__all__) - constants == {name.split()[0] for name in METRICS}
+    assert set(losses.__all__) == set(LOSSES)
     skimage = set(morphology.__all__) | set(measure.__all__) | set(segmentation.__all__)
     assert skimage == {name.split()[0] for name in SKIMAGE}
 

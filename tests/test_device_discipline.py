@@ -100,6 +100,7 @@ ANSWERS = {
     "ot convergence": lambda n_active: 0,  # every problem has converged
     "value_indices": lambda keys: [0] * keys.numel(),  # one value everywhere
     "watershed_ift": lambda values: np.zeros(values.shape, int).tolist(),  # no marker, a flat image
+    "panoptic assignment": lambda table: [0.0] * table.numel(),  # no overlapping instances
     # ones: a valid size, sampling or CDT metric
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
@@ -582,6 +583,10 @@ if monai_adapters is not None:
                On(ONEHOT3), native={"edt"}) for name in ("HausdorffDTLoss", "LogHausdorffDTLoss", "BoundaryLoss")],
         *[case(f"adapters.monai.{name}", getattr(monai_adapters, name), On(ONEHOT3), 3, native={"ball_morphology"})
           for name in ("erode", "dilate")],
+        case("adapters.monai.PanopticQualityMetric", monai_adapters.PanopticQualityMetric(2),
+             On(torch.cat([LABEL3, LABEL3.roll(1, -1)], 1).float()), On(torch.cat([LABEL3, LABEL3], 1).float())),
+        case("adapters.monai.compute_panoptic_quality", monai_adapters.compute_panoptic_quality,
+             On(LABEL3[0, 0]), On(LABEL3[1, 0]), match_iou_threshold=0.3, reads={"panoptic assignment"}),
     ]
 
 TORCHVISION = []

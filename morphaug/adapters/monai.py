@@ -77,10 +77,12 @@ from . import monai_losses, monai_metrics, monai_morphology, monai_post
 from .monai_losses import BoundaryLoss, HausdorffDTLoss, LogHausdorffDTLoss
 from .monai_metrics import (
     HausdorffDistanceMetric,
+    PanopticQualityMetric,
     SurfaceDiceMetric,
     SurfaceDistanceMetric,
     compute_average_surface_distance,
     compute_hausdorff_distance,
+    compute_panoptic_quality,
     compute_surface_dice,
 )
 from .monai_morphology import dilate, erode

@@ -1,4 +1,4 @@
-"""MONAI's surface-distance metric classes, computed by :mod:`morphaug.metrics`.
+"""MONAI's surface-distance and panoptic-quality metrics, computed by :mod:`morphaug.metrics`.
 
 ``HausdorffDistanceMetric``, ``SurfaceDistanceMetric`` and
 ``SurfaceDiceMetric`` subclass MONAI's classes of the same names (each a
@@ -25,6 +25,11 @@ Differs
     and anything else as background). ``SurfaceDiceMetric(use_subvoxels=True)``
     runs MONAI's own computation (surface areas from its neighbour-code
     table), slice by slice.
+
+``PanopticQualityMetric`` and ``compute_panoptic_quality`` match the instances
+of every slice and class at once (:func:`morphaug.metrics.panoptic_quality`)
+with MONAI's signatures, checks, messages and values; ``remap`` changes
+nothing (ids are compared, never used as positions).
 
 Example:
     >>> import torch
@@ -53,10 +58,12 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
     raise ImportError("morphaug.adapters.monai_metrics needs MONAI: pip install monai") from error
 
 from .. import metrics
+from ..metrics._panoptic import panoptic_from_confusion, panoptic_metric_name
 from .._sync import to_device
 
-__all__ = ["HausdorffDistanceMetric", "SurfaceDiceMetric", "SurfaceDistanceMetric", "compute_hausdorff_distance",
-           "compute_average_surface_distance", "compute_surface_dice"]
+__all__ = ["HausdorffDistanceMetric", "SurfaceDiceMetric", "SurfaceDistanceMetric", "PanopticQualityMetric",
+           "compute_hausdorff_distance", "compute_average_surface_distance", "compute_surface_dice",
+           "compute_panoptic_quality"]
 
 
 def _axes(spacing, rank: int) -> tuple[float, ...] | None:
@@ -204,3 +211,39 @@ def compute_surface_dice(y_pred, y, class_thresholds, include_background=False, 
     metric = SurfaceDiceMetric(class_thresholds, include_background, distance_metric, use_subvoxels=use_subvoxels,
                                ignore_index=ignore_index)
     return metric._compute_tensor(y_pred, y, spacing=spacing)
+
+
+class PanopticQualityMetric(_monai.PanopticQualityMetric):
+    """MONAI's ``PanopticQualityMetric`` by :func:`morphaug.metrics.panoptic_quality`: every sample and
+    class of the batch in one call (MONAI loops over both); buffers and ``aggregate()`` are MONAI's."""
+
+    def _compute_tensor(self, y_pred, y):
+        if y_pred.shape != y.shape:  # MONAI's checks and messages
+            raise ValueError(f"y_pred and y should have same shapes, got {y_pred.shape} and {y.shape}.")
+        if y_pred.shape[1] != 2:
+            raise ValueError(f"for panoptic quality calculation, only 2 channels input is supported, got "
+                             f"{y_pred.shape[1]}.")
+        if y_pred.ndimension() not in (4, 5):
+            raise ValueError(f"y_pred should have 4 dimensions (batch, 2, h, w) or 5 dimensions (batch, 2, h, w, d), "
+                             f"got {y_pred.ndimension()}.")
+        classes = torch.arange(1, self.num_classes + 1, device=y_pred.device).view(1, -1, *[1] * (y.ndim - 2))
+
+        def per_class(x):  # (B, num_classes, *spatial): each class's instances, as MONAI's loop makes them
+            return ((x[:, 1:] == classes) * x[:, :1]).as_subclass(torch.Tensor).int()
+
+        return metrics.panoptic_quality(per_class(y_pred), per_class(y), match_iou_threshold=self.match_iou_threshold,
+                                        output_confusion_matrix=True)
+
+
+def compute_panoptic_quality(pred, gt, metric_name="pq", remap=True, match_iou_threshold=0.5, smooth_numerator=1e-6,
+                             output_confusion_matrix=False):
+    """MONAI's ``compute_panoptic_quality`` of one ``HW`` or ``HWD`` pair of instance maps (``remap`` is moot)."""
+    if gt.shape != pred.shape:
+        raise ValueError(f"pred and gt should have same shapes, got {pred.shape} and {gt.shape}.")
+    if match_iou_threshold <= 0.0 or match_iou_threshold > 1.0:
+        raise ValueError(f"'match_iou_threshold' should be within (0, 1], got: {match_iou_threshold}.")
+    confusion = metrics.panoptic_quality(_tensor(pred).int()[None, None], _tensor(gt).int()[None, None],
+                                         match_iou_threshold=match_iou_threshold, output_confusion_matrix=True)[0, 0]
+    if output_confusion_matrix:
+        return confusion
+    return panoptic_from_confusion(confusion, panoptic_metric_name(metric_name), smooth_numerator)

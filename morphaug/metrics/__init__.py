@@ -1,4 +1,5 @@
-"""MONAI's surface-distance metrics on ``(B, C, *spatial)`` batches, on the input's device.
+"""MONAI's surface-distance metrics, topology metrics and panoptic quality on ``(B, C, *spatial)`` batches,
+on the input's device.
 
 hausdorff_distance
     Hausdorff distance, or a percentile of it (HD95: ``percentile=95``),
@@ -12,8 +13,12 @@ normalized_surface_dice
 surface_distance_metrics
     The three at once, symmetric (HD or HD95, ASSD, NSD), from one erosion
     and one set of distance lists: a :class:`SurfaceDistanceResult`.
+cl_dice, betti_numbers, betti_errors
+    Centreline Dice with exact skeletons, Betti numbers and their errors.
+panoptic_quality
+    PQ, SQ or RQ of instance maps (``monai.metrics.compute_panoptic_quality``).
 
-Conventions shared by all (MONAI 1.6's definitions)
+Conventions shared by the surface-distance metrics (MONAI 1.6's definitions)
 ---------------------------------------------------
 Inputs
     ``pred`` and ``ref`` are ``(B, C, *spatial)`` with any number of spatial
@@ -75,7 +80,9 @@ from ._surface import (
     normalized_surface_dice,
     surface_distance_metrics,
 )
+from ._panoptic import PANOPTIC_METRICS, panoptic_quality
 from ._topology import betti_errors, betti_numbers, cl_dice
 
 __all__ = ["DISTANCE_METRICS", "SurfaceDistanceResult", "average_surface_distance", "hausdorff_distance",
-           "normalized_surface_dice", "surface_distance_metrics", "cl_dice", "betti_numbers", "betti_errors"]
+           "normalized_surface_dice", "surface_distance_metrics", "cl_dice", "betti_numbers", "betti_errors",
+           "PANOPTIC_METRICS", "panoptic_quality"]

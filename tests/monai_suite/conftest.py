@@ -1,5 +1,5 @@
-"""Runs MONAI's own tests of the post-processing transforms (and of the Hausdorff and surface-distance metric
-classes) against ``morphaug.adapters.monai``.
+"""Runs MONAI's own tests of the post-processing transforms (and of the Hausdorff, surface-distance and
+panoptic-quality metric classes) against ``morphaug.adapters.monai``.
 
 The ``test_*.py`` files here are MONAI's (Project-MONAI/MONAI d388d1c, the snapshot at hand; the installed
 1.6.1's code of these transforms differs from it only in LabelToContour's rank check), copied with one
