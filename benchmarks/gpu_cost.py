@@ -73,6 +73,7 @@ ANSWERS = {
     "ot convergence": lambda n_active: 0,
     "value_indices": lambda keys: [0] * keys.numel(),
     "panoptic assignment": lambda table: [0.0] * table.numel(),
+    "regionprops max_label": lambda top: 2,
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
 
@@ -297,6 +298,9 @@ CALLS = [
     call("morphology.thin", lambda d, n: (morphology.thin, (_mask(d, B, 1, 4 * n, 4 * n),), {}),
          reads={"binary fixpoint"}),
     call("measure.euler_number", lambda d, n: (measure.euler_number, (_mask(d, B, 1, n, n, n),), {})),
+    call("measure.regionprops_table", lambda d, n: (measure.regionprops_table, (_labels(d, B, 1, n, n, n, classes=9),),
+                                                    {"properties": ("label", "area", "bbox", "centroid"),
+                                                     "max_label": 8})),
     call("measure.label", lambda d, n: (measure.label, (_labels(d, B, 1, n, n, n),), {"return_num": True}),
          reads={"binary fixpoint"}),
     call("segmentation.expand_labels", lambda d, n: (segmentation.expand_labels, (_labels(d, B, 1, n, n, n),),

@@ -10,6 +10,7 @@ layer that takes one.
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from collections.abc import Mapping
@@ -93,3 +94,20 @@ def check_label_image(value, name: str):
         raise ValueError(f"{name} must have shape (B, C, *spatial) with at least one spatial axis, "
                          f"got shape {tuple(value.shape)}")
     return value
+
+
+def check_spacing(spacing, rank: int) -> tuple[float, ...]:
+    """``spacing`` (scikit-image's; SciPy's ``sampling``) as one positive finite float per spatial axis:
+    a number for all ``rank`` axes, or one per axis."""
+    if isinstance(spacing, bool):
+        raise TypeError(f"spacing must be a number or a sequence of numbers, got {spacing!r}")
+    values = [spacing] if isinstance(spacing, numbers.Real) else spacing
+    try:
+        values = [float(s) for s in values]
+    except (TypeError, ValueError):
+        raise TypeError(f"spacing must be a number or a sequence of numbers, got {spacing!r}") from None
+    if len(values) == 1:
+        values *= rank
+    if len(values) != rank or not all(0 < s < math.inf for s in values):
+        raise ValueError(f"spacing must be a positive number or one per spatial axis ({rank}), got {spacing!r}")
+    return tuple(values)

@@ -44,6 +44,8 @@ READS = {
                      "once per call",
     "watershed_ift": "ndimage.watershed_ift: the input and the markers, flooded on the host by SciPy's "
                      "sequential algorithm, once each per call",
+    "regionprops max_label": "measure.regionprops_table without max_label: the batch's largest label, which "
+                             "sizes the tables, once per call",
     "panoptic assignment": "metrics.panoptic_quality with match_iou_threshold < 0.5: the overlapping pairs of "
                            "instances, matched by SciPy's linear_sum_assignment per slice on the host (MONAI's "
                            "Munkres assignment), once per call",

@@ -101,6 +101,7 @@ ANSWERS = {
     "value_indices": lambda keys: [0] * keys.numel(),  # one value everywhere
     "watershed_ift": lambda values: np.zeros(values.shape, int).tolist(),  # no marker, a flat image
     "panoptic assignment": lambda table: [0.0] * table.numel(),  # no overlapping instances
+    "regionprops max_label": lambda top: 2,  # the largest label of LABEL2
     # ones: a valid size, sampling or CDT metric
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
@@ -504,6 +505,10 @@ SKIMAGE = [
          native={"grey_box"}),
     case("segmentation.find_boundaries", segmentation.find_boundaries, On(LABEL2), mode="subpixel"),
     case("measure.euler_number", measure.euler_number, On(X3), connectivity=3),
+    case("measure.regionprops_table", measure.regionprops_table, On(LABEL2), On(IMAGE2),
+         ("label", "area", "bbox", "centroid", "extent", "intensity_max"), reads={"regionprops max_label"}),
+    case("measure.regionprops_table", measure.regionprops_table, On(LABEL3),
+         properties=("equivalent_diameter_area", "num_pixels"), spacing=2.0, max_label=3),
     case("morphology.skeletonize", morphology.skeletonize, On(X2), reads={"binary fixpoint"}),
     case("morphology.skeletonize", morphology.skeletonize, On(X3), method="parallel", reads={"binary fixpoint"}),
     case("morphology.thin", morphology.thin, On(X2), max_num_iter=2, reads={"binary fixpoint"}),
@@ -749,8 +754,8 @@ def test_device_discipline(entry: Case, kind: str, backend: str, monkeypatch):
     assert run.checker.native_ops == (entry.native if native else set())
 
 
-#: Public names that compute nothing: the types the adapters return.
-NOT_CALLS = {"adapters.torchvision.DenseTarget"}
+#: Public names that compute nothing: the types the adapters return, tables of names.
+NOT_CALLS = {"adapters.torchvision.DenseTarget", "measure.PROPERTIES"}
 
 
 def test_every_public_name_has_a_case():

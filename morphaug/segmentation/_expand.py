@@ -7,7 +7,7 @@ import numbers
 
 import torch
 
-from .._checks import check_label_image
+from .._checks import check_label_image, check_spacing
 from ..ndimage import distance_transform_edt
 from ..ndimage._unsigned import from_wrapping, wrapping
 
@@ -18,22 +18,6 @@ def _check_distance(distance) -> float:
     if isinstance(distance, bool) or not isinstance(distance, numbers.Real) or not distance >= 0:
         raise ValueError(f"distance must be a number >= 0, got {distance!r}")
     return float(distance)
-
-
-def _spacing(spacing, rank: int) -> tuple[float, ...]:
-    """``spacing`` as one positive finite float per spatial axis (SciPy's ``sampling``)."""
-    if isinstance(spacing, bool):
-        raise TypeError(f"spacing must be a number or a sequence of numbers, got {spacing!r}")
-    values = [spacing] if isinstance(spacing, numbers.Real) else spacing
-    try:
-        values = [float(s) for s in values]
-    except (TypeError, ValueError):
-        raise TypeError(f"spacing must be a number or a sequence of numbers, got {spacing!r}") from None
-    if len(values) == 1:
-        values *= rank
-    if len(values) != rank or not all(0 < s < math.inf for s in values):
-        raise ValueError(f"spacing must be a positive number or one per spatial axis ({rank}), got {spacing!r}")
-    return tuple(values)
 
 
 def _largest_square(distance: float) -> float:
@@ -111,7 +95,7 @@ def expand_labels(label_image, distance=1, spacing=1):
     label_image = check_label_image(label_image, "label_image")
     distance = _check_distance(distance)
     spatial = label_image.shape[2:]
-    spacing = _spacing(spacing, len(spatial))
+    spacing = check_spacing(spacing, len(spatial))
     if label_image.numel() == 0:
         return label_image.clone()
     indices = distance_transform_edt(label_image == 0, sampling=spacing, return_distances=False,
