@@ -141,7 +141,8 @@ def test_losses_match_monai_values_gradients_and_errors(name):
     ("compute_average_surface_distance", monai_metrics.compute_average_surface_distance),
     ("compute_surface_dice", monai_metrics.compute_surface_dice),
     ("HausdorffDTLoss", monai_losses.HausdorffDTLoss), ("LogHausdorffDTLoss", monai_losses.LogHausdorffDTLoss),
-    ("BoundaryLoss", monai_losses.BoundaryLoss)])
+    ("BoundaryLoss", monai_losses.BoundaryLoss), ("SoftclDiceLoss", monai_losses.SoftclDiceLoss),
+    ("SoftDiceclDiceLoss", monai_losses.SoftDiceclDiceLoss)])
 def test_signatures_are_monai_s(name, theirs):
     ours = inspect.signature(getattr(adapters, name)).parameters
     assert [(p.name, p.default) for p in ours.values()] == [

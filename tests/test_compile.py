@@ -137,6 +137,9 @@ LOSSES = {
     "HausdorffDTLoss": lambda: losses.HausdorffDTLoss(softmax=True),
     "LogHausdorffDTLoss": lambda: losses.LogHausdorffDTLoss(softmax=True),
     "BoundaryLoss": lambda: losses.BoundaryLoss(softmax=True, reduction="none"),
+    "SoftclDiceLoss": lambda: losses.SoftclDiceLoss(softmax=True, reduction="none"),
+    "SoftDiceclDiceLoss": lambda: losses.SoftDiceclDiceLoss(softmax=True),
+    "SkeletonRecallLoss": lambda: losses.SkeletonRecallLoss(softmax=True, reduction="none"),
 }
 
 TRANSFORMS = {

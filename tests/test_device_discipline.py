@@ -586,6 +586,8 @@ if monai_adapters is not None:
              On(ONEHOT3.roll(1, -1)), On(ONEHOT3), [1.0, 2.0], native={"ball_morphology", "edt"}),
         *[case(f"adapters.monai.{name}", getattr(monai_adapters, name)(softmax=True), On(ONEHOT3.roll(1, -1)),
                On(ONEHOT3), native={"edt"}) for name in ("HausdorffDTLoss", "LogHausdorffDTLoss", "BoundaryLoss")],
+        *[case(f"adapters.monai.{name}", getattr(monai_adapters, name)(softmax=True), On(ONEHOT3.roll(1, -1)),
+               On(ONEHOT3)) for name in ("SoftclDiceLoss", "SoftDiceclDiceLoss")],
         *[case(f"adapters.monai.{name}", getattr(monai_adapters, name), On(ONEHOT3), 3, native={"ball_morphology"})
           for name in ("erode", "dilate")],
         case("adapters.monai.PanopticQualityMetric", monai_adapters.PanopticQualityMetric(2),

@@ -74,7 +74,7 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 from .. import transforms as _core
 from ._common import Adapted, check_flag
 from . import monai_losses, monai_metrics, monai_morphology, monai_post
-from .monai_losses import BoundaryLoss, HausdorffDTLoss, LogHausdorffDTLoss
+from .monai_losses import BoundaryLoss, HausdorffDTLoss, LogHausdorffDTLoss, SoftclDiceLoss, SoftDiceclDiceLoss
 from .monai_metrics import (
     HausdorffDistanceMetric,
     PanopticQualityMetric,
