@@ -114,7 +114,7 @@ def _instances(batch: int, size: int, count: int) -> tuple[torch.Tensor, torch.T
 
 
 def panoptic(device: torch.device, quick: bool) -> Row:
-    batch, size, count = (2, 64, 10) if quick else (16, 256, 80)
+    batch, size, count = (2, 64, 10) if quick else (8, 256, 60)
     pred, ref = (x.to(device) for x in _instances(batch, size, count))
     shape = f"{batch}x2x{size}^2 instance + class maps, {count} instances, {CLASSES} classes"
     ours, theirs = adapters.PanopticQualityMetric(CLASSES), monai_metrics.PanopticQualityMetric(CLASSES)

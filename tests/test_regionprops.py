@@ -82,7 +82,8 @@ def test_absent_labels_and_max_label():
     assert out["bbox-0"][0, 0, 0] == -1 and out["centroid-1"][0, 0, 0].isnan() and out["area"][0, 0, 0] == 0
     few = regionprops_table(x, properties=("label", "area"), max_label=3)
     assert few["label"].tolist() == [[[0, 2, 0]]] and few["area"].tolist() == [[[0.0, 4.0, 0.0]]]
-    assert regionprops_table(torch.zeros(2, 1, 3, 3, dtype=torch.int64), properties=("area",))["area"].shape == (2, 1, 0)
+    empty = regionprops_table(torch.zeros(2, 1, 3, 3, dtype=torch.int64), properties=("area",))
+    assert empty["area"].shape == (2, 1, 0)
 
 
 def test_any_rank():

@@ -1,5 +1,5 @@
 """The arguments of ``morphaug.metrics``, each checked in one place: the masks (their shapes by
-:func:`_volumes`, their values by :func:`foreground`), ``sampling``, ``distance_metric``,
+:func:`volumes`, their values by :func:`foreground`), ``sampling``, ``distance_metric``,
 ``percentile``, ``tolerance`` and the flags."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import torch
 from .._sync import to_device
 from ..ndimage._surface_lists import binary_values
 
-__all__ = ["DISTANCE_METRICS", "checked", "check_percentile", "check_tolerance", "check_flag", "foreground"]
+__all__ = ["DISTANCE_METRICS", "checked", "check_percentile", "check_tolerance", "check_flag", "foreground", "volumes"]
 
 #: The distance metrics, as MONAI names them (``distance_metric=``).
 DISTANCE_METRICS = ("euclidean", "chessboard", "taxicab")
@@ -45,7 +45,8 @@ def foreground(x, name: str) -> torch.Tensor:
     return mask
 
 
-def _volumes(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
+def volumes(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
+    """``pred`` and ``ref`` checked as real ``(B, C, *spatial)`` tensors of one shape, on one device."""
     pred, ref = _volume(pred, "pred"), _volume(ref, "ref")
     if pred.shape != ref.shape:
         raise ValueError(f"pred and ref must have the same shape, got {tuple(pred.shape)} and {tuple(ref.shape)}")
@@ -57,7 +58,7 @@ def _volumes(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
 def checked(pred, ref, sampling, distance_metric):
     """``(pred, ref, sampling, distance_metric)`` checked and normalised: what every metric takes (the
     values of ``pred`` and ``ref`` are checked by :func:`lists`, which makes them masks)."""
-    pred, ref = _volumes(pred, ref)
+    pred, ref = volumes(pred, ref)
     distance_metric = _distance_metric(distance_metric)
     return pred, ref, _sampling(sampling, pred.ndim - 2, distance_metric), distance_metric
 

@@ -14,6 +14,7 @@ import torch
 
 from .. import _sync
 from .._opaque import Results, opaque_under_compile
+from ._arguments import volumes
 
 __all__ = ["PANOPTIC_METRICS", "panoptic_quality", "panoptic_metric_name", "panoptic_from_confusion"]
 
@@ -30,15 +31,12 @@ def panoptic_metric_name(metric_name) -> str:
     return PANOPTIC_METRICS[name]
 
 
-def _instances(x, name: str) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape (B, C, *spatial), got {type(x).__name__}")
-    if x.ndim < 3 or 0 in x.shape[2:]:
-        raise ValueError(f"{name} must have shape (B, C, *spatial) with at least one spatial axis, none empty, "
-                         f"got shape {tuple(x.shape)}")
-    if x.is_floating_point() or x.is_complex():
-        raise TypeError(f"{name} must hold integer instance ids (any integer dtype or bool), got {x.dtype}")
-    return x
+def _instances(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
+    pred, ref = volumes(pred, ref)
+    for x, name in ((pred, "pred"), (ref, "ref")):
+        if x.is_floating_point():
+            raise TypeError(f"{name} must hold integer instance ids (any integer dtype or bool), got {x.dtype}")
+    return pred, ref
 
 
 def _compact(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -167,11 +165,7 @@ def panoptic_quality(pred, ref, *, metric_name="pq", match_iou_threshold=0.5, sm
     >>> panoptic_quality(pred, ref, output_confusion_matrix=True)
     tensor([[[2.0000, 0.0000, 0.0000, 1.6667]]])
     """
-    pred, ref = _instances(pred, "pred"), _instances(ref, "ref")
-    if pred.shape != ref.shape:
-        raise ValueError(f"pred and ref must have the same shape, got {tuple(pred.shape)} and {tuple(ref.shape)}")
-    if pred.device != ref.device:
-        raise ValueError(f"pred and ref must be on the same device, got {pred.device} and {ref.device}")
+    pred, ref = _instances(pred, ref)
     name = panoptic_metric_name(metric_name)
     if isinstance(match_iou_threshold, bool) or not isinstance(match_iou_threshold, numbers.Real) \
             or not 0.0 < match_iou_threshold <= 1.0:
