@@ -95,7 +95,7 @@ def test_launcher_matches_cpu_and_skimage(order, algorithm, shape):
 
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("shape", [(9, 33), (24, 40)])
-def test_public_functions_converge_in_chunks(order, shape):
+def test_public_functions_converge_in_chunks(order, shape, native_policy):
     # the loop a CUDA tensor runs: CHUNK iterations a call, until the deleted count is 0
     x = masks(shape, seed=3)
     before = EMULATOR.launch_counts().get(KERNEL, (0, 0, 0))[0]
