@@ -19,6 +19,7 @@
 #include "core/grey.h"
 #include "core/label.h"
 #include "core/propagate.h"
+#include "core/thinning2d.h"
 #include "grey_setup.h"
 
 namespace morphaug {
@@ -670,6 +671,26 @@ inline LabelSetup label_setup(const at::Tensor& mask, at::IntArrayRef structure,
     s.linear.push_back(linear);
   }
   return s;
+}
+
+// thinning2d: a bool (B, C, H, W) mask, slices under 2**31 pixels, 512 table flags (sub-iteration
+// 0's 256, then 1's) that never delete an interior pixel (code 255), at least one iteration.
+inline ThinningTables thinning2d_setup(const at::Tensor& mask, at::IntArrayRef tables, int64_t iterations) {
+  check_mask(mask, "thinning2d");
+  TORCH_CHECK(mask.dim() == 4, "morphaug::thinning2d: expected (B, C, H, W), got shape ", mask.sizes());
+  TORCH_CHECK(mask.size(2) * mask.size(3) < (int64_t{1} << 31), "morphaug::thinning2d: slices of ",
+              mask.sizes().slice(2), " do not fit the int32 indices");
+  TORCH_CHECK(tables.size() == 512, "morphaug::thinning2d: expected 512 table flags, got ", tables.size());
+  TORCH_CHECK(iterations >= 1, "morphaug::thinning2d: expected iterations >= 1, got ", iterations);
+  ThinningTables t{};
+  for (int at = 0; at < 512; ++at) {
+    TORCH_CHECK(tables[at] == 0 || tables[at] == 1, "morphaug::thinning2d: table flags are 0 or 1, got ",
+                tables[at]);
+    t.bits[at >> 5] |= static_cast<uint32_t>(tables[at]) << (at & 31);
+  }
+  TORCH_CHECK(!t.deletes(0, 255) && !t.deletes(1, 255),
+              "morphaug::thinning2d: the tables may not delete a pixel whose 8 neighbours are foreground");
+  return t;
 }
 
 // --- CUDA launchers ----------------------------------------------------------

@@ -38,6 +38,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("sinkhorn_scaling", &sinkhorn_scaling_cpu);
   m.impl("skeletonize_lee", &skeletonize_lee_cpu);
   m.impl("surface_distance_lists", &surface_distance_lists_cpu);
+  m.impl("thinning2d", &thinning2d_cpu);
 }
 
 extern "C" PyObject* PyInit__C(void) {

@@ -135,6 +135,13 @@ inline void define_schemas(torch::Library& m) {
   // euler_changes: the 128 changes of 8 x the Euler characteristic of a
   // 2 x 2 x 2 window when its corner 0 goes, by the code of its other corners.
   m.def("skeletonize_lee(Tensor mask, int[] euler_changes) -> Tensor");
+  // The 2-D table thinnings of scikit-image (skeletonize "zhang", thin) of each slice of a bool
+  // (B, C, H, W) mask: at most `iterations` iterations of two parallel sub-iterations, each
+  // deleting the foreground pixels whose 8-neighbour code (core/thinning2d.h) its table flags
+  // (tables: 2 x 256 flags); a slice stops once an iteration deletes nothing. Returns the
+  // thinned masks and an int64 scalar: the pixels that each slice's last iteration deleted, summed
+  // (0: every slice at its fixpoint).
+  m.def("thinning2d(Tensor mask, int[] tables, int iterations) -> (Tensor, Tensor)");
   // The component filters of the transforms (KeepLargestComponents,
   // RemoveSmallComponents): the voxels of the components of label(mask,
   // structure) that go, in some channel: (B, 1, *spatial) bool. A component

@@ -247,7 +247,7 @@ def sync_debug(dry_run):
 
 
 def _kernel_cases(torch, device, n, batch):
-    from morphaug import footprints, ndimage
+    from morphaug import footprints, morphology, ndimage
     from morphaug._ops import kernels
 
     mask = torch.from_numpy(_blobs((batch, 1, n, n, n))).to(device)
@@ -295,6 +295,10 @@ def _kernel_cases(torch, device, n, batch):
         ("fill_holes maze", lambda: ndimage.binary_fill_holes(maze), voxels * 2),
         ("propagate", lambda: ndimage.binary_propagation(mask, mask=mask | torch.roll(mask, 1, -1)), voxels * 3),
         ("propagate maze", lambda: ndimage.binary_propagation(seeds, mask=maze), voxels * 3),
+        ("thinning2d skeletonize zhang (planes as one 2-D image)",
+         lambda: morphology.skeletonize(mask.reshape(batch, 1, n * 16, -1)), voxels * 2),
+        ("thinning2d thin (planes as one 2-D image)", lambda: morphology.thin(mask.reshape(batch, 1, n * 16, -1)),
+         voxels * 2),
     ], mask
 
 
@@ -457,7 +461,27 @@ def adversarial(dry_run):
             what = "one far background voxel" if b == 0 else "all foreground"
             _compare(f"{name} {what} distances", distances[b, 0].cpu().numpy(), want_d, failures, exact=name == "cdt")
             _compare(f"{name} {what} indices", indices[:, b, 0].cpu().numpy(), want_i, failures)
+    thinning_parity(device, 64 if dry_run else 512, failures)
     return dict(size=n, failures=failures)
+
+
+def thinning_parity(device, side, failures):
+    """skeletonize (zhang) and thin of 2-D blobs, a thick spiral and full / empty slices against scikit-image."""
+    import skimage.morphology
+
+    torch = _torch()
+    from morphaug import morphology
+
+    images = np.concatenate([_blobs((4, 1, side, side), seed=3, sigma=side / 32)[:, 0], ~spiral(side)[None],
+                             np.ones((1, side, side), bool), np.zeros((1, side, side), bool)])
+    batch = torch.from_numpy(images)[:, None].to(device)
+    for name, got, reference in [
+        ("skeletonize zhang", morphology.skeletonize(batch), skimage.morphology.skeletonize),
+        ("thin", morphology.thin(batch), skimage.morphology.thin),
+        ("thin max_num_iter=5", morphology.thin(batch, 5), lambda s: skimage.morphology.thin(s, max_num_iter=5)),
+    ]:
+        for b, image in enumerate(images):
+            _compare(f"{name} slice {b}", got[b, 0].cpu().numpy(), reference(image), failures)
 
 
 def edt_float64(dry_run):

@@ -133,6 +133,11 @@ CASES = [
     case("skeletonize-lee", LEE, "skeletonize_lee", lambda: morphology.skeletonize(M, method="lee")),
     case("skeletonize-lee-torch", LEE, "torch",  # no torch Lee: the policy's refusal says why
          torch_policy(lambda: morphology.skeletonize(M, method="lee"), NotImplementedError)),
+    case("skeletonize-zhang", "skeletonize(method='zhang')", "thinning2d", lambda: morphology.skeletonize(M)),
+    case("skeletonize-zhang-torch", "skeletonize(method='zhang')", "torch",
+         torch_backend(lambda: morphology.skeletonize(M))),
+    case("thin", "thin", "thinning2d", lambda: morphology.thin(M, 2)),
+    case("thin-torch", "thin", "torch", torch_backend(lambda: morphology.thin(M))),
 ]
 
 

@@ -78,5 +78,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_
 std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
     const at::Tensor& pred, const at::Tensor& ref, std::optional<at::ArrayRef<double>> sampling, int64_t reach,
     double budget, bool symmetric);
+// thinning2d.cpp
+std::tuple<at::Tensor, at::Tensor> thinning2d_cpu(const at::Tensor& mask, at::IntArrayRef tables, int64_t iterations);
 
 }  // namespace morphaug

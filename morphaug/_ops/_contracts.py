@@ -133,6 +133,13 @@ def _squared_distances(spatial, args, device_type):
     return None
 
 
+def _thinning_tiles(spatial, args, device_type):
+    """Slices fit int32 indices; on CUDA, rows fit a grid of 65535 tiles of 8 (csrc/cuda/thinning2d.cu)."""
+    if device_type == "cuda" and spatial[0] > 65535 * 8:
+        return f"on CUDA it takes at most {65535 * 8} rows, got {spatial[0]}"
+    return _slice_voxels(spatial, args, device_type)
+
+
 @dataclasses.dataclass(frozen=True)
 class Kernel:
     """The contract of the native op ``name`` of ``torch.ops.morphaug``: the input dtypes it takes
@@ -201,6 +208,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("binary_values", _FLAT_GREY_DTYPES, 16, "the surface metrics on the CPU: the binary check"),
     Kernel("surface_distance_lists", None, 3, "the surface metrics on the CPU (Euclidean)"),
     Kernel("skeletonize_lee", None, 3, "morphology.skeletonize(method='lee') (CPU only)"),
+    Kernel("thinning2d", None, 2, "morphology.skeletonize(method='zhang'), morphology.thin",
+           limit=_thinning_tiles),
     Kernel("sinkhorn_scaling", _FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     Kernel("grid_barycenter", _FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
     # the component kernels take the label maps of label's kernel (at most 8 axes, as it)

@@ -27,7 +27,7 @@ from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element", "propagate",
            "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
-           "surface_distance_lists", "skeletonize_lee", "label_sizes", "filter_components",
+           "surface_distance_lists", "skeletonize_lee", "thinning2d", "label_sizes", "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
 
@@ -480,6 +480,27 @@ def skeletonize_lee(mask: torch.Tensor, euler_changes: Sequence[int]) -> torch.T
     rather than the whole volume.
     """
     return ops_for(mask).skeletonize_lee(mask, list(euler_changes))
+
+
+def thinning2d(mask: torch.Tensor, tables: Sequence[int], iterations: int):
+    """scikit-image's 2-D table thinnings (``skeletonize`` "zhang", ``thin``) of each ``(b, c)`` slice.
+
+    Args:
+        mask: bool ``(B, C, H, W)``.
+        tables: 512 flags (0 / 1): per sub-iteration (0, then 1), whether it deletes a foreground
+            pixel of each 8-neighbour code (bits NW, N, NE, E, SE, S, SW, W; outside = background).
+        iterations: the most iterations (two sub-iterations each), at least 1.
+
+    Returns:
+        ``(thinned, deleted)``: bool ``(B, C, H, W)``, and an int64 scalar on the mask's device, the
+        pixels the last iteration of each slice deleted, summed: 0 when every slice reached its
+        fixpoint (an iteration that deleted nothing).
+
+    The CPU kernel thins each slice to its fixpoint (or ``iterations``) visiting its border pixels
+    only, slices in parallel; the CUDA launcher runs one launch per sub-iteration over the batch,
+    slices at their fixpoint skipped.
+    """
+    return ops_for(mask).thinning2d(mask, list(tables), iterations)
 
 
 def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:

@@ -1,14 +1,17 @@
-"""The 2-D parallel thinnings of scikit-image on whole batches, in torch: neighbourhood codes by
-shifted sums of a zero-padded copy, a table lookup per sub-iteration, repeated to a fixpoint.
+"""The 2-D parallel thinnings of scikit-image on whole batches: skeletonize "zhang" and thin (Guo-Hall).
 
 Both algorithms delete, in each sub-iteration, every foreground pixel whose 8-neighbourhood code
 the sub-iteration's table marks, all at once (parallel), with pixels outside the image read as
 background. Every ``(b, c)`` slice runs its own sequence; a slice that has converged is left
-unchanged by further iterations (only deletions happen, and a pass that deletes nothing means every
-later pass deletes nothing), so the batch iterates until its slowest slice converges. Whether the
-last chunk of iterations deleted anything is read on the host (``morphaug._sync``, "binary
-fixpoint"): every iteration on the CPU, where reading is free, every :data:`CHUNK` iterations on an
-accelerator.
+unchanged by further iterations (only deletions happen, and an iteration that deletes nothing
+leaves a fixpoint), so the batch iterates until its slowest slice converges.
+
+Two backends, chosen by a dispatch table per op: the native ``thinning2d`` kernel (on the CPU each
+slice to its fixpoint inside the kernel; on CUDA :data:`CHUNK` iterations per call), and torch
+(codes by shifted sums of a zero-padded copy, a table lookup per sub-iteration). Whether the last
+chunk of iterations deleted anything is read on the host (``morphaug._sync``, "binary fixpoint"):
+every iteration on the CPU, where reading is free, every :data:`CHUNK` iterations on an
+accelerator. The tables are built here, in the kernel's bit order (csrc/core/thinning2d.h).
 """
 
 from __future__ import annotations
@@ -18,17 +21,17 @@ import itertools
 import numpy as np
 import torch
 
-from .. import _sync
+from .. import _ops, _sync
 
 __all__ = ["CHUNK", "zhang", "guo_hall"]
 
 #: Iterations run between two convergence reads on an accelerator.
 CHUNK = 8
 
-# The 3 x 3 offsets in the order of the bits of a neighbourhood code, and the weight of each.
-# Zhang: skimage's _fast_skeletonize (NW, N, NE, E, SE, S, SW, W: 1, 2, ..., 128).
-_ZHANG_OFFSETS = ((-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1))
-# Guo-Hall: skimage's thin correlates with [[8, 4, 2], [16, 0, 1], [32, 64, 128]].
+# The 3 x 3 offsets in the order of the bits of a neighbourhood code: skimage's _fast_skeletonize
+# (Zhang; NW, N, NE, E, SE, S, SW, W: 1, 2, ..., 128), the order of the native kernel.
+_CODE_OFFSETS = ((-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1))
+# The order of skimage's Guo-Hall tables: its thin correlates with [[8, 4, 2], [16, 0, 1], [32, 64, 128]].
 _GUO_HALL_OFFSETS = ((0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1), (1, 0), (1, 1))
 
 # scikit-image's Zhang-Suen table (its _fast_skeletonize, BSD-3): the codes whose pixel is deleted
@@ -63,7 +66,19 @@ def _guo_hall_tables() -> tuple[np.ndarray, np.ndarray]:
     return first, second
 
 
-_TABLES = {"zhang": (_ZHANG_OFFSETS, _zhang_tables()), "guo_hall": (_GUO_HALL_OFFSETS, _guo_hall_tables())}
+def _in_code_order(table: np.ndarray, offsets) -> np.ndarray:
+    """``table`` (indexed by codes whose bit ``i`` is the neighbour at ``offsets[i]``) indexed by
+    codes in :data:`_CODE_OFFSETS` order."""
+    codes = np.arange(256)
+    theirs = sum(((codes >> _CODE_OFFSETS.index(offset)) & 1) << i for i, offset in enumerate(offsets))
+    return table[theirs]
+
+
+#: Each algorithm's two tables, in code order.
+_TABLES = {"zhang": _zhang_tables(),
+           "guo_hall": tuple(_in_code_order(t, _GUO_HALL_OFFSETS) for t in _guo_hall_tables())}
+#: The same as the native kernel takes them: 512 flags, sub-iteration 0's then 1's.
+_FLAGS = {name: np.concatenate(tables).astype(int).tolist() for name, tables in _TABLES.items()}
 
 
 def _chunk(device: torch.device) -> int:
@@ -71,21 +86,20 @@ def _chunk(device: torch.device) -> int:
     return 1 if device.type == "cpu" else CHUNK
 
 
-def _codes(padded: torch.Tensor, offsets) -> torch.Tensor:
+def _codes(padded: torch.Tensor) -> torch.Tensor:
     """The uint8 neighbourhood code of every interior pixel of ``padded`` (uint8 0/1, one pixel of
-    zeros around each slice): a sum of shifted views, bit ``i`` from ``offsets[i]``."""
+    zeros around each slice): a sum of shifted views, bit ``i`` from ``_CODE_OFFSETS[i]``."""
     height, width = padded.shape[-2] - 2, padded.shape[-1] - 2
     code = torch.zeros(padded.shape[:-2] + (height, width), dtype=torch.uint8, device=padded.device)
-    for bit, (dy, dx) in enumerate(offsets):
+    for bit, (dy, dx) in enumerate(_CODE_OFFSETS):
         code |= padded[..., 1 + dy:1 + dy + height, 1 + dx:1 + dx + width] << bit
     return code
 
 
-def _thin(image: torch.Tensor, algorithm: str, max_iterations: int | None) -> torch.Tensor:
+def _thin_torch(image: torch.Tensor, algorithm: str, max_iterations: int | None) -> torch.Tensor:
     """``image`` (bool ``(B, C, H, W)``) thinned by ``algorithm`` until no pass deletes a pixel,
-    or ``max_iterations`` iterations (two passes each)."""
-    offsets, tables = _TABLES[algorithm]
-    tables = [_sync.to_device(torch.from_numpy(table), image.device) for table in tables]
+    or ``max_iterations`` iterations (two passes each), in torch."""
+    tables = [_sync.to_device(torch.from_numpy(table), image.device) for table in _TABLES[algorithm]]
     padded = torch.nn.functional.pad(image.to(torch.uint8), (1, 1, 1, 1))
     interior = padded[..., 1:-1, 1:-1]
     chunk = _chunk(image.device)
@@ -94,7 +108,7 @@ def _thin(image: torch.Tensor, algorithm: str, max_iterations: int | None) -> to
         steps = chunk if max_iterations is None else min(chunk, max_iterations - done)
         before = interior.sum(dtype=torch.int64)
         for _, table in itertools.product(range(steps), tables):
-            code = _codes(padded, offsets)  # clearing background pixels changes nothing
+            code = _codes(padded)  # clearing background pixels changes nothing
             interior &= ~table.index_select(0, code.flatten().int()).view(code.shape)
         done += steps
         if _sync.host_read((interior.sum(dtype=torch.int64) == before).view(1), "binary fixpoint")[0]:
@@ -102,11 +116,35 @@ def _thin(image: torch.Tensor, algorithm: str, max_iterations: int | None) -> to
     return interior.bool()
 
 
+def _thin_native(image: torch.Tensor, algorithm: str, max_iterations: int | None) -> torch.Tensor:
+    """:func:`_thin_torch` on the native kernel: on the CPU one call (each slice to its fixpoint),
+    on CUDA (and in its emulation) calls of :data:`CHUNK` iterations, the deleted count read after each."""
+    # every iteration but the last deletes a pixel: no slice needs more than H * W + 1
+    bound = max_iterations or image.shape[-2] * image.shape[-1] + 1
+    chunk = CHUNK if image.device.type != "cpu" or _ops.emulating_cuda() else bound
+    done = 0
+    while True:
+        steps = min(chunk, bound - done)
+        image, deleted = _ops.kernels.thinning2d(image, _FLAGS[algorithm], steps)
+        done += steps
+        if done == bound or _sync.host_read((deleted == 0).view(1), "binary fixpoint")[0]:
+            return image
+
+
+def _table(op: str) -> _ops.Table:
+    return _ops.Table(op, [_ops.Case("every input", "thinning2d", lambda image, algorithm, max_iterations: True,
+                                     _thin_native)], _thin_torch)
+
+
+_ZHANG = _table("skeletonize(method='zhang')")
+_GUO_HALL = _table("thin")
+
+
 def zhang(image: torch.Tensor) -> torch.Tensor:
     """skimage's 2-D ``skeletonize`` (Zhang and Suen) of every slice of ``image`` (bool ``(B, C, H, W)``)."""
-    return _thin(image, "zhang", None)
+    return _ZHANG(image, image, "zhang", None)
 
 
 def guo_hall(image: torch.Tensor, max_iterations: int | None) -> torch.Tensor:
     """skimage's ``thin`` (Guo and Hall) of every slice of ``image`` (bool ``(B, C, H, W)``)."""
-    return _thin(image, "guo_hall", max_iterations)
+    return _GUO_HALL(image, image, "guo_hall", max_iterations)
