@@ -247,7 +247,7 @@ def sync_debug(dry_run):
 
 
 def _kernel_cases(torch, device, n, batch):
-    from morphaug import footprints, ndimage
+    from morphaug import footprints, morphology, ndimage
     from morphaug._ops import kernels
 
     mask = torch.from_numpy(_blobs((batch, 1, n, n, n))).to(device)
@@ -295,6 +295,7 @@ def _kernel_cases(torch, device, n, batch):
         ("fill_holes maze", lambda: ndimage.binary_fill_holes(maze), voxels * 2),
         ("propagate", lambda: ndimage.binary_propagation(mask, mask=mask | torch.roll(mask, 1, -1)), voxels * 3),
         ("propagate maze", lambda: ndimage.binary_propagation(seeds, mask=maze), voxels * 3),
+        ("skeletonize parallel", lambda: morphology.skeletonize(mask, method="parallel"), voxels * 2),
     ], mask
 
 
@@ -419,7 +420,7 @@ def adversarial(dry_run):
     import scipy.ndimage as ndi
 
     torch = _torch()
-    from morphaug import ndimage
+    from morphaug import morphology, ndimage
 
     device = _device(dry_run)
     n = 64 if dry_run else 1024
@@ -457,6 +458,10 @@ def adversarial(dry_run):
             what = "one far background voxel" if b == 0 else "all foreground"
             _compare(f"{name} {what} distances", distances[b, 0].cpu().numpy(), want_d, failures, exact=name == "cdt")
             _compare(f"{name} {what} indices", indices[:, b, 0].cpu().numpy(), want_i, failures)
+    blobs = torch.from_numpy(_blobs((2, 1, side, side, side))).to(device)  # many rounds, slices converging apart
+    got = morphology.skeletonize(blobs, method="parallel")
+    _compare("skeletonize parallel blobs (CPU kernel)", got.cpu().numpy(),
+             morphology.skeletonize(blobs.cpu(), method="parallel").numpy(), failures)
     return dict(size=n, failures=failures)
 
 

@@ -201,6 +201,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("binary_values", _FLAT_GREY_DTYPES, 16, "the surface metrics on the CPU: the binary check"),
     Kernel("surface_distance_lists", None, 3, "the surface metrics on the CPU (Euclidean)"),
     Kernel("skeletonize_lee", None, 3, "morphology.skeletonize(method='lee') (CPU only)"),
+    Kernel("skeletonize_parallel", None, 3, "morphology.skeletonize(method='parallel'), metrics.cl_dice",
+           limit=_padded_slice(1)),
     Kernel("sinkhorn_scaling", _FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     Kernel("grid_barycenter", _FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
     # the component kernels take the label maps of label's kernel (at most 8 axes, as it)

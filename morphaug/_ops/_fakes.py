@@ -14,7 +14,8 @@ import torch
 __all__ = ["edt", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
            "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values",
-           "surface_distance_lists", "sinkhorn_scaling", "grid_barycenter", "write_out"]
+           "surface_distance_lists", "sinkhorn_scaling", "grid_barycenter", "write_out",
+           "skeletonize_parallel"]
 
 
 def _index_shape(mask, return_indices):
@@ -37,6 +38,10 @@ def label(mask, structure, dtype):
 
 def skeletonize_lee(mask, euler_changes):
     return torch.empty_like(mask)
+
+
+def skeletonize_parallel(mask, active, euler_changes, rounds):
+    return torch.empty_like(mask), torch.empty_like(active)
 
 
 def label_sizes(labels, width):
