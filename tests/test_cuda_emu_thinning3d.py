@@ -10,7 +10,7 @@ import pytest
 import torch
 from test_cuda_emulation import EMULATOR, ORDERS, emulated, needs_emulator
 from test_skeleton import KINDS, batch
-from test_thinning3d_native import CHANGES, kernel_fixpoint, one_voxel_shapes
+from test_thinning3d_native import CHANGES, inputs, kernel_fixpoint
 
 from morphaug import _ops
 from morphaug.metrics import betti_numbers
@@ -32,7 +32,7 @@ def launches() -> dict[str, int]:
 @pytest.mark.parametrize("shape", [(11, 12, 13), (1, 9, 12), (5, 1, 7), (2, 2, 2), (1, 1, 1), (3, 2, 131)])
 def test_emulated_kernel_equals_cpu_kernel_and_torch_code(order, shape):
     for seed in range(2):
-        for x in (batch(KINDS, shape, seed), one_voxel_shapes(shape, seed)):
+        for x in inputs(shape, seed):
             before = x.clone()
             cpu = kernel_fixpoint(x, 0)
             assert torch.equal(cpu, _parallel._thin_torch(x))

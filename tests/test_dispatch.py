@@ -63,6 +63,7 @@ LISTS = "surface distance lists (morphaug.metrics on the CPU)"
 SINKHORN = "sinkhorn (method 'sinkhorn', SinkhornLoss)"
 BARYCENTER = "wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)"
 LEE = "skeletonize(method='lee')"
+PARALLEL = "skeletonize(method='parallel')"
 
 CASES = [
     case("erosion-propagate", "binary_erosion", "propagate", lambda: ndimage.binary_erosion(M, iterations=0)),
@@ -133,6 +134,10 @@ CASES = [
     case("skeletonize-lee", LEE, "skeletonize_lee", lambda: morphology.skeletonize(M, method="lee")),
     case("skeletonize-lee-torch", LEE, "torch",  # no torch Lee: the policy's refusal says why
          torch_policy(lambda: morphology.skeletonize(M, method="lee"), NotImplementedError)),
+    case("skeletonize-parallel", PARALLEL, "skeletonize_parallel",
+         lambda: morphology.skeletonize(M, method="parallel")),
+    case("skeletonize-parallel-torch", PARALLEL, "torch",
+         torch_backend(lambda: morphology.skeletonize(M, method="parallel"))),
 ]
 
 
