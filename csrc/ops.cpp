@@ -37,6 +37,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("signed_edt", &signed_edt_cpu);
   m.impl("sinkhorn_scaling", &sinkhorn_scaling_cpu);
   m.impl("skeletonize_lee", &skeletonize_lee_cpu);
+  m.impl("skeletonize_parallel", &skeletonize_parallel_cpu);
   m.impl("surface_distance_lists", &surface_distance_lists_cpu);
   m.impl("thinning2d", &thinning2d_cpu);
 }

@@ -142,6 +142,12 @@ inline void define_schemas(torch::Library& m) {
   // thinned masks and an int64 scalar: the pixels that each slice's last iteration deleted, summed
   // (0: every slice at its fixpoint).
   m.def("thinning2d(Tensor mask, int[] tables, int iterations) -> (Tensor, Tensor)");
+  // skeletonize(method="parallel") of each slice of a bool (B, C, D, H, W)
+  // mask whose flag in the bool (B, C) active is set (the others are copied):
+  // at most `rounds` rounds of the six (four where D = 1) border directions
+  // (rounds < 1: until a round deletes nothing). Returns (thinned, still):
+  // still (B, C) bool, whether a slice's last round deleted something.
+  m.def("skeletonize_parallel(Tensor mask, Tensor active, int[] euler_changes, int rounds) -> (Tensor, Tensor)");
   // The component filters of the transforms (KeepLargestComponents,
   // RemoveSmallComponents): the voxels of the components of label(mask,
   // structure) that go, in some channel: (B, 1, *spatial) bool. A component

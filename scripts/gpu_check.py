@@ -299,6 +299,7 @@ def _kernel_cases(torch, device, n, batch):
          lambda: morphology.skeletonize(mask.reshape(batch, 1, n * 16, -1)), voxels * 2),
         ("thinning2d thin (planes as one 2-D image)", lambda: morphology.thin(mask.reshape(batch, 1, n * 16, -1)),
          voxels * 2),
+        ("skeletonize parallel", lambda: morphology.skeletonize(mask, method="parallel"), voxels * 2),
     ], mask
 
 
@@ -423,7 +424,7 @@ def adversarial(dry_run):
     import scipy.ndimage as ndi
 
     torch = _torch()
-    from morphaug import ndimage
+    from morphaug import morphology, ndimage
 
     device = _device(dry_run)
     n = 64 if dry_run else 1024
@@ -462,6 +463,10 @@ def adversarial(dry_run):
             _compare(f"{name} {what} distances", distances[b, 0].cpu().numpy(), want_d, failures, exact=name == "cdt")
             _compare(f"{name} {what} indices", indices[:, b, 0].cpu().numpy(), want_i, failures)
     thinning_parity(device, 64 if dry_run else 512, failures)
+    blobs = torch.from_numpy(_blobs((2, 1, side, side, side))).to(device)  # many rounds, slices converging apart
+    got = morphology.skeletonize(blobs, method="parallel")
+    _compare("skeletonize parallel blobs (CPU kernel)", got.cpu().numpy(),
+             morphology.skeletonize(blobs.cpu(), method="parallel").numpy(), failures)
     return dict(size=n, failures=failures)
 
 

@@ -33,6 +33,7 @@ from test_cuda_emu_binary import structure_case
 from test_native import ball_footprint, centrosymmetric, chamfer, erosion_form, random_values, scipy_signed_edt
 from test_cuda_emu_grey import emulation_case as grey_element_case
 from test_cuda_emu_thinning2d import thinning_case
+from test_thinning3d_native import thinning3d_case
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -314,6 +315,8 @@ CASES = {
     "label empty and full slices": label_case(empty_and_full((1, 2, 33, 40), 35), np.ones((3, 3))),
     "thinning2d zhang": thinning_case((9, 33), "zhang", 4, 49),
     "thinning2d guo_hall": thinning_case((17, 31), "guo_hall", 3, 50),
+    "skeletonize parallel 3-D": thinning3d_case((9, 10, 11), 36),
+    "skeletonize parallel one plane, a round a call": thinning3d_case((1, 12, 14), 37, rounds=1),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

@@ -63,6 +63,7 @@ LISTS = "surface distance lists (morphaug.metrics on the CPU)"
 SINKHORN = "sinkhorn (method 'sinkhorn', SinkhornLoss)"
 BARYCENTER = "wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)"
 LEE = "skeletonize(method='lee')"
+PARALLEL = "skeletonize(method='parallel')"
 
 CASES = [
     case("erosion-propagate", "binary_erosion", "propagate", lambda: ndimage.binary_erosion(M, iterations=0)),
@@ -138,6 +139,10 @@ CASES = [
          torch_backend(lambda: morphology.skeletonize(M))),
     case("thin", "thin", "thinning2d", lambda: morphology.thin(M, 2)),
     case("thin-torch", "thin", "torch", torch_backend(lambda: morphology.thin(M))),
+    case("skeletonize-parallel", PARALLEL, "skeletonize_parallel",
+         lambda: morphology.skeletonize(M, method="parallel")),
+    case("skeletonize-parallel-torch", PARALLEL, "torch",
+         torch_backend(lambda: morphology.skeletonize(M, method="parallel"))),
 ]
 
 

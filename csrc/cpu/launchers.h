@@ -70,6 +70,9 @@ at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights, at
 at::Tensor signed_edt_cpu(const at::Tensor& mask);
 // skeleton.cpp
 at::Tensor skeletonize_lee_cpu(const at::Tensor& mask, at::IntArrayRef euler_changes);
+// thinning3d.cpp
+std::tuple<at::Tensor, at::Tensor> skeletonize_parallel_cpu(const at::Tensor& mask, const at::Tensor& active,
+                                                            at::IntArrayRef euler_changes, int64_t rounds);
 // sinkhorn.cpp
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> sinkhorn_scaling_cpu(
     const at::Tensor& a, const at::Tensor& b, const at::Tensor& kernel, int64_t max_iter, double tol,

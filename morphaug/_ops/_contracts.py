@@ -210,6 +210,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("skeletonize_lee", None, 3, "morphology.skeletonize(method='lee') (CPU only)"),
     Kernel("thinning2d", None, 2, "morphology.skeletonize(method='zhang'), morphology.thin",
            limit=_thinning_tiles),
+    Kernel("skeletonize_parallel", None, 3, "morphology.skeletonize(method='parallel'), metrics.cl_dice",
+           limit=_padded_slice(1)),
     Kernel("sinkhorn_scaling", _FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     Kernel("grid_barycenter", _FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
     # the component kernels take the label maps of label's kernel (at most 8 axes, as it)

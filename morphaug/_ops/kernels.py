@@ -27,7 +27,8 @@ from ._library import ops_for
 
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element", "propagate",
            "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
-           "surface_distance_lists", "skeletonize_lee", "thinning2d", "label_sizes", "filter_components",
+           "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
+           "filter_components",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
 
@@ -501,6 +502,28 @@ def thinning2d(mask: torch.Tensor, tables: Sequence[int], iterations: int):
     slices at their fixpoint skipped.
     """
     return ops_for(mask).thinning2d(mask, list(tables), iterations)
+
+
+def skeletonize_parallel(mask: torch.Tensor, active: torch.Tensor, euler_changes: Sequence[int],
+                         rounds: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rounds of ``skeletonize(method="parallel")`` (``morphaug.morphology._parallel``) on each ``(b, c)``
+    slice, the same voxels as its torch code.
+
+    Args:
+        mask: bool ``(B, C, D, H, W)``; a 2-D image as ``D = 1`` (its four in-plane border directions).
+        active: bool ``(B, C)``: the slices to thin; the others are returned as they are.
+        euler_changes: 128 ints, as :func:`skeletonize_lee` takes them.
+        rounds: the most rounds of the border directions to run; below 1 (the CPU only): until a
+            round deletes nothing.
+
+    Returns:
+        ``(thinned, still)``: bool ``(B, C, D, H, W)``, and bool ``(B, C)``: whether each slice's
+        last round deleted something (false once it stopped at its fixpoint).
+
+    The CPU thins every slice to its fixpoint visiting its surface; CUDA runs the rounds for the
+    whole batch, a launch per direction and per subfield, slices at their fixpoint skipped.
+    """
+    return ops_for(mask).skeletonize_parallel(mask, active, list(euler_changes), rounds)
 
 
 def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:

@@ -14,9 +14,14 @@ points (one neighbour) are listed at once, as Lee's algorithm lists them; then e
 deletes, all at once, its listed voxels still simple. Voxels of one subfield are never 26-neighbours, so
 deleting them together keeps the topology as deleting them one by one would. Rounds of the directions
 repeat until one deletes nothing; whether it did is read on the host (``morphaug._sync``, "binary
-fixpoint"), every round on the CPU, every :data:`CHUNK` rounds elsewhere. On the CPU only the listed
-voxels are gathered (host-sized index lists, free there); elsewhere every voxel is, with masks, so
-nothing is read back within a round.
+fixpoint").
+
+The native kernel (``skeletonize_parallel``, csrc/cpu/thinning3d.cpp and csrc/cuda/thinning3d.cu) deletes
+the same voxels: on the CPU it thins every slice to its fixpoint in one call; on CUDA each call runs
+:data:`CHUNK` rounds and the host reads once per call whether a slice still changes. The torch code below
+is the fallback: on the CPU it reads convergence every round and gathers the listed voxels only
+(host-sized index lists, free there); elsewhere every :data:`CHUNK` rounds, gathering every voxel with
+masks, so nothing is read back within a round.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import itertools
 import numpy as np
 import torch
 
-from .. import _sync
+from .. import _ops, _sync
 from ..measure._euler import euler_coefficients_3d
 
 __all__ = ["CHUNK", "STEPS", "EULER_CHANGES", "thin_parallel"]
@@ -130,6 +135,23 @@ def _compact(device: torch.device) -> bool:
 
 def thin_parallel(image: torch.Tensor) -> torch.Tensor:
     """The parallel thinning of every slice of ``image`` (bool ``(B, C, D, H, W)``)."""
+    return _PARALLEL(image, image)
+
+
+def _thin_native(image: torch.Tensor) -> torch.Tensor:
+    """:func:`thin_parallel` by the native kernel: every slice to its fixpoint in one call on the CPU,
+    else :data:`CHUNK` rounds a call until no slice changes (one read per call)."""
+    changes = EULER_CHANGES.tolist()
+    rounds = 0 if image.device.type == "cpu" and not _ops.emulating_cuda() else CHUNK
+    still = torch.ones(image.shape[:2], dtype=torch.bool, device=image.device)
+    while True:
+        image, still = _ops.kernels.skeletonize_parallel(image, still, changes, rounds)
+        if _sync.host_read((~still.any()).view(1), "binary fixpoint")[0]:
+            return image
+
+
+def _thin_torch(image: torch.Tensor) -> torch.Tensor:
+    """:func:`thin_parallel` in torch."""
     device = image.device
     padded = torch.nn.functional.pad(image.to(torch.uint8), (1, 1) * 3)
     flat = padded.view(-1)
@@ -176,3 +198,8 @@ def _peel_masked(flat, positions, subfields, border, steps, tables) -> None:
     for index in subfields:
         delete = candidate.index_select(0, index) & _simple(flat, index, steps, tables, False)[0]
         flat.index_copy_(0, index, flat.index_select(0, index) & ~delete)
+
+
+_PARALLEL = _ops.Table("skeletonize(method='parallel')", [
+    _ops.Case("every input", "skeletonize_parallel", lambda image: True, _thin_native),
+], _thin_torch)
