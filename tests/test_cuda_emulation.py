@@ -32,6 +32,7 @@ from morphaug._ops import kernels as _native
 from test_cuda_emu_binary import structure_case
 from test_native import ball_footprint, centrosymmetric, chamfer, erosion_form, random_values, scipy_signed_edt
 from test_cuda_emu_grey import emulation_case as grey_element_case
+from test_cuda_emu_measurements import emulation_cases as measurement_cases
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -311,6 +312,7 @@ CASES = {
                                              centrosymmetric(np.random.default_rng(33), 4)),
     "label blobs, int64": label_case(blob_masks((2, 1, 40, 44), 34), np.ones((3, 3)), torch.int64),
     "label empty and full slices": label_case(empty_and_full((1, 2, 33, 40), 35), np.ones((3, 3))),
+    **measurement_cases(),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

@@ -3,8 +3,8 @@
 ``sum_labels``, ``mean``, ``minimum``, ``maximum`` and ``center_of_mass``
 measure labelled regions of every ``(b, c)`` slice as SciPy measures that
 slice alone; ``find_objects`` gives their bounding boxes. Every region of
-every slice is reduced at once, by one scatter over a flat
-``(b, c, region)`` key per voxel: no loop over samples or labels.
+every slice is reduced at once, in one pass over the voxels (``_regions``):
+no loop over samples or labels.
 
 Arguments shared by the measurements
 ------------------------------------
@@ -55,10 +55,14 @@ SciPy parity
 
 Algorithm and cost
 ------------------
-Each voxel gets a column of a ``(B * C, columns)`` table, and one
-``scatter_add_`` (sums) or ``scatter_reduce_`` (``amin``/``amax``) over the
-flat keys fills it: one pass per statistic, per axis for the moments of
-``center_of_mass`` and the bounds of ``find_objects``. An index on the host
+Each voxel gets a column of a ``(B * C, columns)`` table by its label, and
+the native kernel ``region_stats`` (CPU and CUDA) fills every table a call
+needs in one pass over the voxels and labels: counts, sums, extrema, the
+moments of ``center_of_mass``, the bounds of ``find_objects`` (a second pass
+for the positions of the extrema and the centred squares of ``variance``).
+Labels broadcast along a spatial axis, and the torch backend, take one
+``scatter_add_`` or ``scatter_reduce_`` over a flat key per voxel per
+statistic (per axis for the moments and bounds) instead. An index on the host
 (ints, sequences, arrays, CPU tensors) whose values span no more labels
 than a slice has voxels gets a column per label of its span, found by a
 clamp (SciPy's ``np.bincount`` path); any other index (on an accelerator, a

@@ -2,8 +2,8 @@
 ``maximum_position``, ``extrema`` and ``value_indices``.
 
 The positions of the extrema take ``labels`` and ``index`` as the other
-measurements do: one scatter finds each region's extremum, a second the
-least raster index of the voxels that attain it (SciPy's "first" extremum).
+measurements do: the tables of ``_regions`` hold each region's extremum and
+the least raster index of the voxels that attain it (SciPy's "first" extremum).
 ``value_indices`` sorts the whole batch once and splits the sorted voxel
 indices by value.
 """

@@ -2,11 +2,12 @@
 ``standard_deviation``, ``median``, ``histogram`` and ``labeled_comprehension``.
 
 They take ``labels`` and ``index`` as the measurements of ``_measurements``
-do and reduce every region of every ``(b, c)`` slice at once: scatters over
-the flat ``(b, c, region)`` key of each voxel (variance: SciPy's two
-passes, the mean first, then the centred squares), one sort of the whole
-batch by region and value (median), one scatter over ``(region, bin)``
-(histogram). No loop over samples or labels.
+do and reduce every region of every ``(b, c)`` slice at once: the tables of
+``_regions`` (variance: SciPy's two passes, the mean first, then the
+centred squares), one sort of the whole batch by region and value (median),
+one scatter over ``(region, bin)`` (histogram). No loop over samples or
+labels. Median and histogram stay torch: a sort, and a table per bin, which
+a pass of region_stats does not make cheaper.
 """
 
 from __future__ import annotations
