@@ -33,11 +33,11 @@ def launches() -> int:
 @pytest.mark.parametrize("order", ORDERS, ids=lambda o: f"{o[0]}{o[1]}")
 def test_emulated_tables_match_torch_and_the_cpu_kernel(order):
     for k, (x, labels, index) in enumerate(cases(14, 100 + order[1] + 10 * (order[0] == "reverse"))):
-        where = f"{order} case {k}: {x.dtype} {tuple(x.shape)} labels {None if labels is None else labels.dtype} {index}"
+        where = f"{order} case {k}: {x.dtype} {tuple(x.shape)} {None if labels is None else labels.dtype} {index}"
         before = launches()
         with emulated(*order):
             got = tables_of(x, labels, index, "native")
-        assert launches() - before <= 2, where  # one pass, and one for positions and squares
+        assert 1 <= launches() - before <= 2 or x.numel() == 0, where  # a pass, one more for positions, squares
         assert_tables(got, tables_of(x, labels, index, "torch"), where)
         if CPU:
             assert_tables(got, tables_of(x, labels, index, "native"), where + " (CPU kernel)")

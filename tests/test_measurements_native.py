@@ -133,7 +133,8 @@ def test_measurements_on_the_kernel_match_scipy():
                                                err_msg=name)
     boxes, present = ndimage.find_objects(labels.clamp_min(0), max_label=5)
     for b in range(2):
-        for found, box, slices in zip(present[b, 0], boxes[b, 0], ndi.find_objects(labels[b, 0].clamp_min(0).numpy(), 5)):
+        expected = ndi.find_objects(labels[b, 0].clamp_min(0).numpy(), 5)
+        for found, box, slices in zip(present[b, 0], boxes[b, 0], expected):
             assert bool(found) == (slices is not None)
             if slices is not None:
                 assert [tuple(s) for s in box.T.tolist()] == [(s.start, s.stop) for s in slices]

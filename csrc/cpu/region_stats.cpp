@@ -20,12 +20,57 @@ struct Chunk {
   int64_t slice, start, stop;
 };
 
+constexpr int64_t kBlock = 256;  // voxels read at once, per dtype, before they are added
+
+template <int Code>
+void read_samples(const void* data, int64_t i, int64_t n, Sample* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = read_sample(data, Code, i + j);
+}
+
+template <int Code>
+void read_slots(const void* labels, int64_t i, int64_t n, const SlotRule& rule, int64_t* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = slot_of(rule, read_label(labels, Code, i + j));
+}
+
+// read_samples / read_slots for the dtype `code`, chosen once per block.
+template <template <int> class Call, typename... Args>
+void by_code(int code, Args&&... args) {
+  switch (code) {
+    case kDBool: return Call<kDBool>::run(args...);
+    case kDU8: return Call<kDU8>::run(args...);
+    case kDI8: return Call<kDI8>::run(args...);
+    case kDI16: return Call<kDI16>::run(args...);
+    case kDI32: return Call<kDI32>::run(args...);
+    case kDI64: return Call<kDI64>::run(args...);
+    case kDU16: return Call<kDU16>::run(args...);
+    case kDU32: return Call<kDU32>::run(args...);
+    case kDU64: return Call<kDU64>::run(args...);
+    case kDF16: return Call<kDF16>::run(args...);
+    case kDBF16: return Call<kDBF16>::run(args...);
+    case kDF32: return Call<kDF32>::run(args...);
+    default: return Call<kDF64>::run(args...);
+  }
+}
+
+template <int Code>
+struct Samples {
+  static void run(const void* data, int64_t i, int64_t n, Sample* out) { read_samples<Code>(data, i, n, out); }
+};
+
+template <int Code>
+struct Slots {
+  static void run(const void* labels, int64_t i, int64_t n, const SlotRule& rule, int64_t* out) {
+    read_slots<Code>(labels, i, n, rule, out);
+  }
+};
+
 // Adds voxels [start, stop) of slice s to the tables of one row (pass 0: the
 // first pass; pass 1: the centred squares, `means` that row's means).
 void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row,
                 const double* means, int pass) {
   const int64_t S = c.rank, slots = c.slots;
   const int64_t* sizes = c.input.sizes().data() + 2;
+  const bool coordinates = t.moments || t.lower;
   int64_t coord[kMaxRank];
   int64_t rest = k.start;
   for (int64_t d = S - 1; d >= 0; --d) {
@@ -36,13 +81,24 @@ void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const Reg
   const void* labels = c.labels.defined() ? c.labels.const_data_ptr() : nullptr;
   const int64_t offset = k.slice * c.numel, label_offset = label_slice(c, k.slice, channels) * c.numel;
   const int64_t base = row * slots;
-  for (int64_t i = k.start; i < k.stop; ++i) {
-    const int64_t slot = base + slot_of(c.rule, labels ? read_label(labels, c.label_code, label_offset + i) : 0);
-    const Sample v = read_sample(values, c.code, offset + i);
-    if (pass == 1) {
-      const double centred = v.real - means[slot - base];
-      t.squares[slot] += centred * centred;
+  Sample samples[kBlock];
+  int64_t columns[kBlock];
+  for (int64_t block = k.start; block < k.stop; block += kBlock) {
+    const int64_t n = std::min(kBlock, k.stop - block);
+    by_code<Samples>(c.code, values, offset + block, n, samples);
+    if (labels) {
+      by_code<Slots>(c.label_code, labels, label_offset + block, n, c.rule, columns);
     } else {
+      std::fill(columns, columns + n, int64_t{0});
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t slot = base + columns[j], i = block + j;
+      const Sample& v = samples[j];
+      if (pass == 1) {
+        const double centred = v.real - means[slot - base];
+        t.squares[slot] += centred * centred;
+        continue;
+      }
       const bool first = ++t.count[slot] == 1;
       if (t.sum) t.sum[slot] += v.real;
       if (t.whole) t.whole[slot] = static_cast<int64_t>(static_cast<uint64_t>(t.whole[slot]) + static_cast<uint64_t>(v.whole));
@@ -54,17 +110,14 @@ void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const Reg
         t.high[slot] = v.high;
         if (t.high_at) t.high_at[slot] = i;
       }
-      if (t.moments) {
-        for (int64_t d = 0; d < S; ++d) t.moments[slot * S + d] += v.real * static_cast<double>(coord[d]);
+      if (!coordinates) continue;
+      for (int64_t d = 0; t.moments && d < S; ++d) t.moments[slot * S + d] += v.real * static_cast<double>(coord[d]);
+      for (int64_t d = 0; t.lower && d < S; ++d) {
+        t.lower[slot * S + d] = std::min(t.lower[slot * S + d], coord[d]);
+        t.upper[slot * S + d] = std::max(t.upper[slot * S + d], coord[d]);
       }
-      if (t.lower) {
-        for (int64_t d = 0; d < S; ++d) {
-          t.lower[slot * S + d] = std::min(t.lower[slot * S + d], coord[d]);
-          t.upper[slot * S + d] = std::max(t.upper[slot * S + d], coord[d]);
-        }
-      }
+      for (int64_t d = S - 1; d >= 0 && ++coord[d] == sizes[d]; --d) coord[d] = 0;
     }
-    for (int64_t d = S - 1; d >= 0 && ++coord[d] == sizes[d]; --d) coord[d] = 0;
   }
 }
 

@@ -242,14 +242,14 @@ def _native(input: torch.Tensor, rule: _Rule, names: frozenset) -> dict:
     table = None if rule.table is None else rule.table.long()
     found = _ops.kernels.region_stats(input, rule.labels, table, (rule.mode, rule.low, rule.high, rule.first),
                                       rule.slots, names)
-    present = found["count"] > 0
+    absent = found["count"] == 0
     for name in ("low", "high"):
         if name in found:
-            found[name] = torch.where(present, _decode(found[name], input.dtype), 0)
+            zero = 0 if input.dtype.is_floating_point else _key_of(0, input.dtype)  # the key of 0 (+0.0)
+            found[name] = _decode(found[name].masked_fill(absent, zero), input.dtype)
     for name, empty in (("low_at", 0), ("high_at", 0), ("lower", 0), ("upper", -1)):
         if name in found:
-            where = present if found[name].ndim == 2 else present.unsqueeze(-1)
-            found[name] = torch.where(where, found[name], empty)
+            found[name] = found[name].masked_fill(absent if found[name].ndim == 2 else absent.unsqueeze(-1), empty)
     return found
 
 
@@ -288,7 +288,10 @@ def _torch(input: torch.Tensor, rule: _Rule, names: frozenset) -> dict:
     if "moments" in names:
         values = input.to(torch.float64)
         found["moments"] = torch.stack([_table(regions, values * axis, "sum") for axis in coordinates], -1)
-    if "bounds" in names:
+    if "bounds" in names and voxels == 0:
+        found["lower"] = found["count"].new_zeros(found["count"].shape + (len(spatial),))
+        found["upper"] = found["lower"] - 1
+    elif "bounds" in names:
         found["lower"] = torch.stack([_table(regions, axis, "amin") for axis in coordinates], -1)
         found["upper"] = torch.stack([_table(regions, axis, "amax", empty=-1) for axis in coordinates], -1)
     if "squares" in names:  # SciPy's two passes: the centred squares about each region's mean
