@@ -46,7 +46,8 @@ inline RegionCall region_call(const at::Tensor& input, const std::optional<at::T
   check_batched(input, "region_stats");
   TORCH_CHECK(rule.size() == 4 && rule[0] >= 0 && rule[0] <= 2, "morphaug::region_stats: bad rule ", rule);
   TORCH_CHECK(slots >= 1 && (what & kRegionCount) && what < 2 * kRegionSquares &&
-                  (!(what & kRegionLowAt) || (what & kRegionLow)) && (!(what & kRegionHighAt) || (what & kRegionHigh)) &&
+                  (!(what & kRegionLowAt) || (what & kRegionLow)) &&
+                  (!(what & kRegionHighAt) || (what & kRegionHigh)) &&
                   (!(what & kRegionSquares) || (what & kRegionSum)),
               "morphaug::region_stats: bad slots ", slots, " or tables ", what);
   RegionCall c;
@@ -63,7 +64,8 @@ inline RegionCall region_call(const at::Tensor& input, const std::optional<at::T
   if (rule[0] != 0) {
     TORCH_CHECK(labels.has_value(), "morphaug::region_stats: the rule needs labels");
     const at::Tensor& l = *labels;
-    TORCH_CHECK(l.dim() == input.dim() && l.device() == input.device() && (l.size(0) == 1 || l.size(0) == input.size(0)) &&
+    TORCH_CHECK(l.dim() == input.dim() && l.device() == input.device() &&
+                    (l.size(0) == 1 || l.size(0) == input.size(0)) &&
                     (l.size(1) == 1 || l.size(1) == input.size(1)) && l.sizes().slice(2) == input.sizes().slice(2),
                 "morphaug::region_stats: labels of shape ", l.sizes(), " for input ", input.sizes());
     c.labels = l.contiguous();

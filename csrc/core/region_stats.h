@@ -55,33 +55,36 @@ struct Sample {
   int64_t low, high;  // the keys for the minimum and the maximum (differ for NaN only)
 };
 
-template <typename T>
-MORPHAUG_HD Sample float_sample(T v) {
-  const double d = static_cast<double>(static_cast<float>(v));
-  return {d, 0, double_key(d, kKeyMin), double_key(d, kKeyMax)};
-}
+MORPHAUG_HD Sample real_sample(double d) { return {d, 0, double_key(d, kKeyMin), double_key(d, kKeyMax)}; }
 
 // Integers: the keys of _comparable (uint16 / uint32 / uint64 shifted to signed).
 MORPHAUG_HD Sample int_sample(int64_t whole, int64_t key, double real) { return {real, whole, key, key}; }
 
+template <typename T>
+MORPHAUG_HD Sample small_int(const void* data, int64_t i, int64_t shift = 0) {
+  const int64_t v = static_cast<const T*>(data)[i];
+  return int_sample(v, v - shift, static_cast<double>(v));
+}
+
 MORPHAUG_HD Sample read_sample(const void* data, int code, int64_t i) {
   switch (code) {
-    case kDBool: { const int64_t v = static_cast<const bool*>(data)[i]; return int_sample(v, v, static_cast<double>(v)); }
-    case kDU8: { const int64_t v = static_cast<const uint8_t*>(data)[i]; return int_sample(v, v, static_cast<double>(v)); }
-    case kDI8: { const int64_t v = static_cast<const int8_t*>(data)[i]; return int_sample(v, v, static_cast<double>(v)); }
-    case kDI16: { const int64_t v = static_cast<const int16_t*>(data)[i]; return int_sample(v, v, static_cast<double>(v)); }
-    case kDI32: { const int64_t v = static_cast<const int32_t*>(data)[i]; return int_sample(v, v, static_cast<double>(v)); }
-    case kDI64: { const int64_t v = static_cast<const int64_t*>(data)[i]; return int_sample(v, v, static_cast<double>(v)); }
-    case kDU16: { const int64_t v = static_cast<const uint16_t*>(data)[i]; return int_sample(v, v - 32768, static_cast<double>(v)); }
-    case kDU32: { const int64_t v = static_cast<const uint32_t*>(data)[i]; return int_sample(v, v - (int64_t{1} << 31), static_cast<double>(v)); }
+    case kDBool: return small_int<bool>(data, i);
+    case kDU8: return small_int<uint8_t>(data, i);
+    case kDI8: return small_int<int8_t>(data, i);
+    case kDI16: return small_int<int16_t>(data, i);
+    case kDI32: return small_int<int32_t>(data, i);
+    case kDI64: return small_int<int64_t>(data, i);
+    case kDU16: return small_int<uint16_t>(data, i, int64_t{1} << 15);
+    case kDU32: return small_int<uint32_t>(data, i, int64_t{1} << 31);
     case kDU64: {
       const uint64_t v = static_cast<const uint64_t*>(data)[i];
-      return int_sample(static_cast<int64_t>(v), static_cast<int64_t>(v ^ (uint64_t{1} << 63)), static_cast<double>(v));
+      return int_sample(static_cast<int64_t>(v), static_cast<int64_t>(v ^ (uint64_t{1} << 63)),
+                        static_cast<double>(v));
     }
-    case kDF16: return float_sample(static_cast<const c10::Half*>(data)[i]);
-    case kDBF16: return float_sample(static_cast<const c10::BFloat16*>(data)[i]);
-    case kDF32: { const double d = static_cast<const float*>(data)[i]; return {d, 0, double_key(d, kKeyMin), double_key(d, kKeyMax)}; }
-    default: { const double d = static_cast<const double*>(data)[i]; return {d, 0, double_key(d, kKeyMin), double_key(d, kKeyMax)}; }
+    case kDF16: return real_sample(static_cast<float>(static_cast<const c10::Half*>(data)[i]));
+    case kDBF16: return real_sample(static_cast<float>(static_cast<const c10::BFloat16*>(data)[i]));
+    case kDF32: return real_sample(static_cast<const float*>(data)[i]);
+    default: return real_sample(static_cast<const double*>(data)[i]);
   }
 }
 

@@ -16,6 +16,11 @@
 namespace morphaug {
 namespace {
 
+// a + b modulo 2**64, as NumPy's int64 sums.
+inline int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 struct Chunk {
   int64_t slice, start, stop;
 };
@@ -101,7 +106,7 @@ void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const Reg
       }
       const bool first = ++t.count[slot] == 1;
       if (t.sum) t.sum[slot] += v.real;
-      if (t.whole) t.whole[slot] = static_cast<int64_t>(static_cast<uint64_t>(t.whole[slot]) + static_cast<uint64_t>(v.whole));
+      if (t.whole) t.whole[slot] = wrapping_add(t.whole[slot], v.whole);
       if (t.low && (first || v.low < t.low[slot])) {
         t.low[slot] = v.low;
         if (t.low_at) t.low_at[slot] = i;
@@ -111,7 +116,9 @@ void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const Reg
         if (t.high_at) t.high_at[slot] = i;
       }
       if (!coordinates) continue;
-      for (int64_t d = 0; t.moments && d < S; ++d) t.moments[slot * S + d] += v.real * static_cast<double>(coord[d]);
+      for (int64_t d = 0; t.moments && d < S; ++d) {
+        t.moments[slot * S + d] += v.real * static_cast<double>(coord[d]);
+      }
       for (int64_t d = 0; t.lower && d < S; ++d) {
         t.lower[slot * S + d] = std::min(t.lower[slot * S + d], coord[d]);
         t.upper[slot * S + d] = std::max(t.upper[slot * S + d], coord[d]);
@@ -134,7 +141,7 @@ void merge(const RegionCall& c, const RegionTables& t, int64_t to, const RegionT
     const bool first = t.count[a] == 0;
     t.count[a] += part.count[b];
     if (t.sum) t.sum[a] += part.sum[b];
-    if (t.whole) t.whole[a] = static_cast<int64_t>(static_cast<uint64_t>(t.whole[a]) + static_cast<uint64_t>(part.whole[b]));
+    if (t.whole) t.whole[a] = wrapping_add(t.whole[a], part.whole[b]);
     if (t.low && (first || part.low[b] < t.low[a])) {
       t.low[a] = part.low[b];
       if (t.low_at) t.low_at[a] = part.low_at[b];
@@ -165,7 +172,9 @@ void run_pass(const RegionCall& c, std::vector<at::Tensor>& out, const double* m
   const int64_t work = length * (1 + c.rank);
   if (per_slice == 1) {
     parallel_over(c.slices, work, [&](int64_t begin, int64_t end) {
-      for (int64_t s = begin; s < end; ++s) accumulate(c, channels, {s, 0, c.numel}, t, s, means ? means + s * c.slots : nullptr, pass);
+      for (int64_t s = begin; s < end; ++s) {
+        accumulate(c, channels, {s, 0, c.numel}, t, s, means ? means + s * c.slots : nullptr, pass);
+      }
     });
     return;
   }
