@@ -33,6 +33,11 @@ def _comparable(t: torch.Tensor) -> torch.Tensor:
     return t.view(torch.uint8) if t.dtype == torch.bool else t
 
 
+def _comparable_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of :func:`_comparable` of a tensor of ``dtype``."""
+    return _unsigned.SIGNED.get(dtype, torch.uint8 if dtype == torch.bool else dtype)
+
+
 def _from_comparable(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """The inverse of :func:`_comparable`."""
     if dtype in _unsigned.SIGNED:
@@ -145,7 +150,7 @@ def _rule(input: torch.Tensor, labels, index) -> _Rule:
     values, found = _sync.to_device(values.flatten(), input.device), _sync.to_device(found.flatten(), input.device)
     if span is not None:  # columns: the labels below, low .. high, above, none
         low, high = span
-        bits = torch.iinfo(_comparable(labels[:0]).dtype)  # a bound beyond the dtype: no label lies there
+        bits = torch.iinfo(_comparable_dtype(labels.dtype))  # a bound beyond the dtype: no label lies there
         pick = (values.long() - (low - 1)).masked_fill_(~found, high - low + 3)
         return _Rule(labels, 1, max(low - 1, bits.min), min(high + 1, bits.max), low - 1, None, high - low + 4,
                      pick, shape)
@@ -235,7 +240,7 @@ def _decode(keys: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     their float64 bits; integers: :func:`_comparable`'s)."""
     if dtype.is_floating_point:
         return torch.where(keys >= 0, keys, keys ^ _INT64_MAX).view(torch.float64).to(dtype)
-    return _from_comparable(keys.to(_comparable(torch.empty(0, dtype=dtype)).dtype), dtype)
+    return _from_comparable(keys.to(_comparable_dtype(dtype)), dtype)
 
 
 def _native(input: torch.Tensor, rule: _Rule, names: frozenset) -> dict:
