@@ -158,6 +158,15 @@ inline void define_schemas(torch::Library& m) {
   // *spatial) whose values lie in [0, width): (B, C, width) int64, column v
   // the count of value v (column 0 the background's).
   m.def("label_sizes(Tensor labels, int width) -> Tensor");
+  // The segmented reductions of the measurements (morphaug/ndimage/_regions.py):
+  // each voxel of input (B, C, *spatial) goes to a column of its slice's row of
+  // (B * C, slots) tables by its label (labels: the input's spatial shape, B and
+  // C or 1; integer or bool) and rule = [mode, low, high, first] (mode 0: column
+  // 0, no labels; 1: the label key clamped to [low, high], less first; 2: the
+  // first equal key of the sorted int64 `table`, else column table.numel()).
+  // `what` ORs the tables wanted (core/region_stats.h, kRegion*; the count
+  // always): the results are those tables, in the flags' order.
+  m.def("region_stats(Tensor input, Tensor? labels, Tensor? table, int[] rule, int slots, int what) -> Tensor[]");
   // Convolutional Wasserstein barycenters (morphaug/ot/_grid.py): log of the
   // histograms (B, N, *spatial), weights (B, N), one Gibbs kernel (n_d, n_d)
   // per spatial axis; each problem stops on its own (POT's rule, checked at

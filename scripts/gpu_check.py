@@ -262,6 +262,8 @@ def _kernel_cases(torch, device, n, batch):
     # a radius-1 or radius-2 ball per sample, in one 5^3 box (RandGreyMorphology's draws)
     per_sample = footprints.footprints_from_params(torch.zeros(batch, dtype=torch.long, device=device),
                                                    torch.arange(batch, device=device) % 2 + 1, ("ball",), 2, 3)
+    labels = mask.int() + (values > 0.5).int()  # labels 0, 1, 2
+    many = (values * 200).int()  # 200 labels: the region tables in global memory
     # name, call, ideal bytes (input + output)
     voxels = mask.numel()
     return [
@@ -300,6 +302,12 @@ def _kernel_cases(torch, device, n, batch):
         ("thinning2d thin (planes as one 2-D image)", lambda: morphology.thin(mask.reshape(batch, 1, n * 16, -1)),
          voxels * 2),
         ("skeletonize parallel", lambda: morphology.skeletonize(mask, method="parallel"), voxels * 2),
+        ("region_stats mean, 3 labels", lambda: ndimage.mean(values, labels, [0, 1, 2]), voxels * 8),
+        ("region_stats extrema, 3 labels (two passes)", lambda: ndimage.extrema(values, labels, [0, 1, 2]),
+         voxels * 16),
+        ("region_stats variance, 200 labels (two passes)", lambda: ndimage.variance(values, many, list(range(200))),
+         voxels * 16),
+        ("region_stats find_objects, 2 labels", lambda: ndimage.find_objects(labels, 2), voxels * 8),
     ], mask
 
 

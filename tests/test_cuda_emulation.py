@@ -34,6 +34,7 @@ from test_native import ball_footprint, centrosymmetric, chamfer, erosion_form, 
 from test_cuda_emu_grey import emulation_case as grey_element_case
 from test_cuda_emu_thinning2d import thinning_case
 from test_thinning3d_native import thinning3d_case
+from test_cuda_emu_measurements import emulation_cases as measurement_cases
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -317,6 +318,7 @@ CASES = {
     "thinning2d guo_hall": thinning_case((17, 31), "guo_hall", 3, 50),
     "skeletonize parallel 3-D": thinning3d_case((9, 10, 11), 36),
     "skeletonize parallel one plane, a round a call": thinning3d_case((1, 12, 14), 37, rounds=1),
+    **measurement_cases(),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

@@ -64,6 +64,7 @@ SINKHORN = "sinkhorn (method 'sinkhorn', SinkhornLoss)"
 BARYCENTER = "wasserstein_barycenter (method 'sinkhorn', or 'auto' choosing it)"
 LEE = "skeletonize(method='lee')"
 PARALLEL = "skeletonize(method='parallel')"
+MEASUREMENTS = "measurements"
 
 CASES = [
     case("erosion-propagate", "binary_erosion", "propagate", lambda: ndimage.binary_erosion(M, iterations=0)),
@@ -131,6 +132,9 @@ CASES = [
     case("surface-lists", LISTS, "surface_distance_lists", lambda: metrics.hausdorff_distance(M, M.roll(1, -1))),
     case("surface-lists-torch-taxicab", LISTS, "torch",
          lambda: metrics.hausdorff_distance(M, M.roll(1, -1), distance_metric="taxicab")),
+    case("measurements", MEASUREMENTS, "region_stats", lambda: ndimage.extrema(X, LABELS, [0, 2])),
+    case("measurements-torch-labels-shared-along-space", MEASUREMENTS, "torch",
+         lambda: ndimage.mean(X, LABELS[..., :1, :], [0, 2])),
     case("skeletonize-lee", LEE, "skeletonize_lee", lambda: morphology.skeletonize(M, method="lee")),
     case("skeletonize-lee-torch", LEE, "torch",  # no torch Lee: the policy's refusal says why
          torch_policy(lambda: morphology.skeletonize(M, method="lee"), NotImplementedError)),

@@ -11,7 +11,7 @@ from conftest import assert_parity
 from scipy import ndimage as ndi
 
 from morphaug import _sync, ndimage
-from morphaug.ndimage import _measurements
+from morphaug.ndimage import _regions
 
 # SciPy warns of its 0 / 0 (absent labels)
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
@@ -153,16 +153,16 @@ def path(request, monkeypatch):
     """Both ways to find the labels of an index: a table over its span (an index on the host) and a
     binary search (an index on an accelerator, spanning more values than a slice has, or traced)."""
     if request.param == "search":
-        monkeypatch.setattr(_measurements, "_span", lambda *args: None)
+        monkeypatch.setattr(_regions, "_span", lambda *args: None)
     return request.param
 
 
 def test_an_index_on_the_host_spans_a_table():
     keys, found = torch.tensor([4, 2, 9, 127]), torch.tensor([True, True, True, False])
-    assert _measurements._span(keys, found, 8) == (2, 9)
-    assert _measurements._span(keys, found, 7) is None  # a table larger than a slice
-    assert _measurements._span(keys.to("meta"), found.to("meta"), 8) is None  # on a device
-    assert _measurements._span(torch.tensor([-2**62]), torch.tensor([True]), 8) is None  # uint64 keys
+    assert _regions._span(keys, found, 8) == (2, 9)
+    assert _regions._span(keys, found, 7) is None  # a table larger than a slice
+    assert _regions._span(keys.to("meta"), found.to("meta"), 8) is None  # on a device
+    assert _regions._span(torch.tensor([-2**62]), torch.tensor([True]), 8) is None  # uint64 keys
 
 
 @pytest.mark.usefixtures("path")

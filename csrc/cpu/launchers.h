@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <tuple>
+#include <vector>
 
 namespace morphaug {
 
@@ -66,6 +67,10 @@ std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArra
 at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask, const at::Tensor& weights,
                          at::IntArrayRef offsets, bool border);
 at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights, at::IntArrayRef offsets);
+// region_stats.cpp
+std::vector<at::Tensor> region_stats_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                         const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,
+                                         int64_t what);
 // signed_edt.cpp
 at::Tensor signed_edt_cpu(const at::Tensor& mask);
 // skeleton.cpp

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import torch
 
+from .kernels import REGION_TABLES
+
 __all__ = ["edt", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
            "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
-           "signed_edt", "binary_values", "thinning2d",
-           "surface_distance_lists", "sinkhorn_scaling", "grid_barycenter", "write_out",
-           "skeletonize_parallel"]
+           "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
+           "sinkhorn_scaling", "grid_barycenter", "region_stats", "write_out"]
 
 
 def _index_shape(mask, return_indices):
@@ -50,6 +51,15 @@ def skeletonize_parallel(mask, active, euler_changes, rounds):
 
 def label_sizes(labels, width):
     return labels.new_empty((*labels.shape[:2], width), dtype=torch.int64)
+
+
+def region_stats(input, labels, table, rule, slots, what):
+    rows, rank = input.shape[0] * input.shape[1], input.ndim - 2
+    shapes = {"moments": (rows, slots, rank), "bounds": (rows, slots, rank)}
+    dtypes = {"sum": torch.float64, "moments": torch.float64, "squares": torch.float64}
+    return [input.new_empty(shapes.get(name, (rows, slots)), dtype=dtypes.get(name, torch.int64))
+            for i, name in enumerate(REGION_TABLES) if what >> i & 1
+            for _ in range(2 if name == "bounds" else 1)]
 
 
 def filter_components(mask, structure, keep, min_size):

@@ -28,7 +28,7 @@ from ._library import ops_for
 __all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element", "propagate",
            "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
-           "filter_components",
+           "filter_components", "region_stats", "REGION_TABLES",
            "sinkhorn_scaling",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
 
@@ -538,6 +538,47 @@ def label_sizes(labels: torch.Tensor, width: int) -> torch.Tensor:
         int64 ``(B, C, width)``: column ``v`` the count of value ``v`` (column 0: the background).
     """
     return ops_for(labels).label_sizes(labels, width)
+
+
+#: The tables of :func:`region_stats`, flag ``1 << i`` for entry ``i``; its results come in this
+#: order, ``bounds`` as two (``lower``, ``upper``).
+REGION_TABLES = ("count", "sum", "whole", "low", "high", "low_at", "high_at", "moments", "bounds", "squares")
+#: The tables each table needs besides itself.
+_REGION_NEEDS = {"low_at": {"low"}, "high_at": {"high"}, "squares": {"sum"}}
+
+
+def region_stats(input: torch.Tensor, labels: torch.Tensor | None, table: torch.Tensor | None, rule: Sequence[int],
+                 slots: int, names) -> dict:
+    """The segmented reductions of the measurements (``morphaug.ndimage._regions``): one pass over the
+    voxels fills every table ``names`` asks for (a second the positions and centred squares).
+
+    Args:
+        input: ``(B, C, *S)`` values, any real dtype (wide unsigned included).
+        labels: integer or bool ``(B or 1, C or 1, *S)``, or None (``rule`` mode 0).
+        table: the sorted int64 label keys of mode 2, on the input's device, or None.
+        rule: ``(mode, low, high, first)``: each voxel's column of its slice's row, by the key of its label
+            (``_comparable``'s, as an int64): mode 0 column 0; 1 the key clamped to ``[low, high]`` less
+            ``first``; 2 the first entry of ``table`` equal to the key, else column ``table.numel()``.
+        slots: the columns of a row.
+        names: entries of :data:`REGION_TABLES`; ``count`` always comes.
+
+    Returns:
+        ``{name: (B * C, slots[, S]) tensor}``: ``count``, ``whole`` (wrapping integer sums), ``low``,
+        ``high`` (int64 keys: ``_comparable``'s for integers, the order-preserving image of the float64
+        bits for floats, NaN the least for ``low`` and the greatest for ``high``), ``low_at``, ``high_at``
+        (flat spatial index of the first voxel in C order at the extremum), ``lower``, ``upper`` (the
+        least and greatest coordinate per axis) int64; ``sum``, ``moments`` (value times coordinate, per
+        axis) and ``squares`` (the squares of the value less its column's mean) float64. Empty
+        columns hold the fills: 0, the greatest key (``low``, positions, ``lower``), the least
+        (``high``, ``upper``).
+    """
+    wanted = {"count", *names}
+    wanted |= set().union(*(_REGION_NEEDS.get(name, set()) for name in wanted))
+    what = sum(1 << i for i, name in enumerate(REGION_TABLES) if name in wanted)
+    results = ops_for(input).region_stats(input, labels, table, list(rule), slots, what)
+    order = [part for name in REGION_TABLES if name in wanted
+             for part in (("lower", "upper") if name == "bounds" else (name,))]
+    return dict(zip(order, results))
 
 
 def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size: int) -> torch.Tensor:

@@ -3,8 +3,8 @@
 ``sum_labels``, ``mean``, ``minimum``, ``maximum`` and ``center_of_mass``
 measure labelled regions of every ``(b, c)`` slice as SciPy measures that
 slice alone; ``find_objects`` gives their bounding boxes. Every region of
-every slice is reduced at once, by one scatter over a flat
-``(b, c, region)`` key per voxel: no loop over samples or labels.
+every slice is reduced at once, in one pass over the voxels (``_regions``):
+no loop over samples or labels.
 
 Arguments shared by the measurements
 ------------------------------------
@@ -55,10 +55,14 @@ SciPy parity
 
 Algorithm and cost
 ------------------
-Each voxel gets a column of a ``(B * C, columns)`` table, and one
-``scatter_add_`` (sums) or ``scatter_reduce_`` (``amin``/``amax``) over the
-flat keys fills it: one pass per statistic, per axis for the moments of
-``center_of_mass`` and the bounds of ``find_objects``. An index on the host
+Each voxel gets a column of a ``(B * C, columns)`` table by its label, and
+the native kernel ``region_stats`` (CPU and CUDA) fills every table a call
+needs in one pass over the voxels and labels: counts, sums, extrema, the
+moments of ``center_of_mass``, the bounds of ``find_objects`` (a second pass
+for the positions of the extrema and the centred squares of ``variance``).
+Labels broadcast along a spatial axis, and the torch backend, take one
+``scatter_add_`` or ``scatter_reduce_`` over a flat key per voxel per
+statistic (per axis for the moments and bounds) instead. An index on the host
 (ints, sequences, arrays, CPU tensors) whose values span no more labels
 than a slice has voxels gets a column per label of its span, found by a
 clamp (SciPy's ``np.bincount`` path); any other index (on an accelerator, a
@@ -75,22 +79,15 @@ ops throughout: ``torch.compile(fullgraph=True)`` traces them
 
 from __future__ import annotations
 
-import math
-from typing import NamedTuple
-
 import torch
 
 from .. import _sync
 from .._checks import check_int
-from . import _unsigned
 from ._docs import filler
-from ._normalize import check_input, host_tensor
+from ._normalize import check_input
+from ._regions import _LABEL_DTYPES, _UNSIGNED, _comparable, _key_of, _pick, _rule, _Rule, _tables
 
 __all__ = ["sum_labels", "mean", "minimum", "maximum", "center_of_mass", "find_objects"]
-
-_UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
-_LABEL_DTYPES = (torch.bool, torch.int8, torch.int16, torch.int32, torch.int64) + _UNSIGNED
-_INT64_MAX = 2**63 - 1
 
 _TEXTS = {
     "input": """\
@@ -114,181 +111,6 @@ _TEXTS = {
 }
 
 
-# ---------------------------------------------------------------- labels as keys
-def _comparable(t: torch.Tensor) -> torch.Tensor:
-    """``t`` in a dtype torch sorts, searches and reduces, order and equality kept (wide unsigned
-    through :func:`_unsigned.ordered`, bool as uint8)."""
-    if t.dtype in _unsigned.SIGNED:
-        return _unsigned.ordered(t)
-    return t.view(torch.uint8) if t.dtype == torch.bool else t
-
-
-def _from_comparable(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """The inverse of :func:`_comparable`."""
-    if dtype in _unsigned.SIGNED:
-        return _unsigned.from_ordered(t, dtype)
-    return t.view(torch.bool) if dtype == torch.bool else t
-
-
-def _key_of(value: int, dtype: torch.dtype) -> int:
-    """:func:`_comparable` of one value of ``dtype``."""
-    return _unsigned.ordered_value(value, dtype) if dtype in _unsigned.SIGNED else value
-
-
-def _range(dtype: torch.dtype) -> tuple[int, int]:
-    """The values of ``dtype`` that an int64 can hold."""
-    if dtype == torch.bool:
-        return 0, 1
-    return torch.iinfo(dtype).min, min(torch.iinfo(dtype).max, _INT64_MAX)
-
-
-# ---------------------------------------------------------------- arguments
-def _check_labels(labels, input: torch.Tensor) -> torch.Tensor:
-    if not isinstance(labels, torch.Tensor):
-        raise TypeError(f"labels must be None or a torch.Tensor, got {type(labels).__name__}")
-    if labels.dtype not in _LABEL_DTYPES:
-        raise TypeError(f"labels must have an integer or bool dtype, got {labels.dtype}")
-    if labels.ndim != input.ndim or any(m not in (1, n) for m, n in zip(labels.shape, input.shape)):
-        raise ValueError(f"labels has shape {tuple(labels.shape)}, expected the input's shape "
-                         f"{tuple(input.shape)} (an axis of size 1 is shared)")
-    if labels.device != input.device:
-        raise ValueError(f"labels is on {labels.device}, expected the input's device {input.device}")
-    return labels
-
-
-def _index_keys(index, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """``index`` as :func:`_comparable` keys of labels of ``dtype``, and whether each value is one
-    that such labels can hold (the others are absent); on the host or on ``device``, where the
-    index is."""
-    try:
-        values = index if isinstance(index, torch.Tensor) else host_tensor(index)
-    except (TypeError, ValueError, RuntimeError) as error:
-        raise TypeError(f"index must be None, an int, a sequence of ints or an integer tensor "
-                        f"(values within int64), got {index!r}") from error
-    if values.numel() and (values.is_floating_point() or values.is_complex()
-                           or values.dtype in (torch.bool, torch.uint64)):
-        raise TypeError(f"index must contain ints (a tensor: an integer dtype other than uint64), "
-                        f"got {values.dtype}")
-    if values.device.type != "cpu" and values.device != device:
-        raise ValueError(f"index is on {values.device}, expected the input's device {device} or the CPU")
-    values = values.to(torch.int64)
-    low, high = _range(dtype)
-    found = (values >= low) & (values <= high)
-    return _comparable(values.clamp(low, high).to(dtype)), found
-
-
-def _span(keys: torch.Tensor, found: torch.Tensor, voxels: int) -> tuple[int, int] | None:
-    """The lowest and highest index key that labels can hold, when the index is on the host (read
-    for free) and spans at most ``voxels`` values, so that a table over the span is no larger than
-    the input, within ``2**62`` of 0 (the table's offsets stay within int64: not uint64 labels);
-    None otherwise and while Dynamo traces (a binary search then finds the labels)."""
-    if keys.device.type != "cpu" or torch.compiler.is_compiling():
-        return None
-    held = keys[found].tolist()
-    if not held:
-        return None
-    low, high = min(held), max(held)
-    return (low, high) if high - low < voxels and -2**62 < low and high < 2**62 else None
-
-
-# ---------------------------------------------------------------- regions
-class _Regions(NamedTuple):
-    """Where each voxel's value goes: ``key`` (flat, one entry per voxel of the input) indexes a
-    flat ``(B * C, slots)`` table, and ``pick`` (on the device) names the table column of each
-    result, of ``shape`` ``(B, C, *index.shape)``. ``key`` None: one region per slice, the whole
-    slice (a table of one column)."""
-
-    key: torch.Tensor | None
-    slots: int
-    pick: torch.Tensor
-    shape: tuple[int, ...]
-
-    @property
-    def scalar(self) -> bool:
-        """Whether SciPy returns one value per slice (no index sequence)."""
-        return len(self.shape) == 2
-
-
-def _keyed(slot: torch.Tensor, input: torch.Tensor, slots: int, pick: torch.Tensor, shape,
-           first: int = 0) -> _Regions:
-    """The regions of the ``slot`` of each voxel (labels' shape, broadcast to the input's), the
-    table's first column being slot ``first``."""
-    b, c = input.shape[:2]
-    rows = torch.arange(-first, b * c * slots - first, slots, device=input.device)
-    key = slot.expand(input.shape) + rows.view(b, c, *[1] * (input.ndim - 2))
-    return _Regions(key.reshape(-1), slots, pick, tuple(shape))
-
-
-def _regions(input: torch.Tensor, labels, index) -> _Regions:
-    """SciPy's regions: the whole slice (``labels`` None), the positive labels (``index`` None), or
-    one per value of ``index``. The table of an index has columns for the other labels and one that
-    nothing reaches, picked by the values that labels cannot hold. It spans the index's range when
-    :func:`_span` allows (SciPy's ``np.bincount`` of small labels), else a column per index value,
-    found by a binary search (SciPy's ``np.unique`` path)."""
-    batch = tuple(input.shape[:2])
-    first = torch.zeros(1, dtype=torch.int64, device=input.device)
-    if labels is None:
-        return _Regions(None, 1, first, batch)
-    labels = _check_labels(labels, input)
-    keys = _comparable(labels)
-    if index is None:
-        outside = (keys <= _key_of(0, labels.dtype)).long()
-        return _keyed(outside, input, 2, first, batch)
-    values, found = _index_keys(index, labels.dtype, input.device)
-    shape = batch + tuple(values.shape)
-    span = _span(values, found, math.prod(input.shape[2:]))
-    values, found = _sync.to_device(values.flatten(), input.device), _sync.to_device(found.flatten(), input.device)
-    if span is not None:  # columns: the labels below, low .. high, above, none
-        low, high = span
-        bits = torch.iinfo(keys.dtype)  # a bound beyond the dtype: no label lies there
-        slot = keys.clamp(max(low - 1, bits.min), min(high + 1, bits.max))
-        pick = (values.long() - (low - 1)).masked_fill_(~found, high - low + 3)
-        return _keyed(slot, input, high - low + 4, pick, shape, first=low - 1)
-    table = values.sort().values
-    k = table.numel()
-    if k == 0:  # no label to measure: the one-region table, picked by no result
-        return _Regions(None, 1, first[:0], shape)
-    slot = torch.searchsorted(table, keys.contiguous())  # a value's first entry: duplicates share it
-    slot.masked_fill_(table[slot.clamp_max(k - 1)] != keys, k)
-    pick = torch.searchsorted(table, values).masked_fill_(~found, k + 1)
-    return _keyed(slot, input, k + 2, pick, shape)
-
-
-_DENSE = {"sum": torch.sum, "amin": torch.amin, "amax": torch.amax}
-
-
-def _table(regions: _Regions, values: torch.Tensor, reduce: str, empty=0) -> torch.Tensor:
-    """``reduce`` ("sum", "amin" or "amax") of ``values`` (the input's shape) over every column of
-    the regions' ``(B * C, slots)`` table; ``empty`` where a column has no voxel."""
-    rows = values.shape[0] * values.shape[1]
-    if regions.key is None:
-        return _DENSE[reduce](values.reshape(rows, -1), -1, keepdim=True)
-    table = torch.full((rows * regions.slots,), empty, dtype=values.dtype, device=values.device)
-    if reduce == "sum":  # the same sums as scatter_reduce_, several times faster
-        table.scatter_add_(0, regions.key, values.reshape(-1))
-    else:
-        table.scatter_reduce_(0, regions.key, values.reshape(-1), reduce, include_self=False)
-    return table.view(rows, regions.slots)
-
-
-def _pick(regions: _Regions, table: torch.Tensor) -> torch.Tensor:
-    """The results of a ``(B * C, slots, ...)`` table: ``regions.shape`` plus its trailing axes."""
-    return table[:, regions.pick].view(regions.shape + tuple(table.shape[2:]))
-
-
-def _spread(regions: _Regions, table: torch.Tensor, shape) -> torch.Tensor:
-    """Each voxel's entry of a ``(B * C, slots)`` table, as a tensor of the input's ``shape``."""
-    if regions.key is None:
-        return table.view(*shape[:2], *[1] * (len(shape) - 2)).expand(shape)
-    return table.reshape(-1).gather(0, regions.key).view(shape)
-
-
-def _measure(regions: _Regions, values: torch.Tensor, reduce: str, empty=0) -> torch.Tensor:
-    """``reduce`` ("sum", "amin" or "amax") of ``values`` (the input's shape) over each region, of
-    ``regions.shape``; ``empty`` where a region has no voxel."""
-    return _pick(regions, _table(regions, values, reduce, empty))
-
-
 # ---------------------------------------------------------------- statistics
 def _sum_dtype(dtype: torch.dtype, scalar: bool) -> torch.dtype:
     """SciPy's: NumPy's sum dtype for one region per slice, float64 (``np.bincount``'s) otherwise."""
@@ -299,15 +121,18 @@ def _sum_dtype(dtype: torch.dtype, scalar: bool) -> torch.dtype:
     return torch.uint64 if dtype in _UNSIGNED else torch.int64
 
 
-def _sum(input: torch.Tensor, regions: _Regions, scalar: bool | None = None) -> torch.Tensor:
+def _sum(input: torch.Tensor, rule: _Rule, scalar: bool | None = None, found: dict | None = None) -> torch.Tensor:
     """SciPy's sums; ``scalar``: in NumPy's sum dtype as for one region (default: where SciPy
-    returns a scalar)."""
-    dtype = _sum_dtype(input.dtype, regions.scalar if scalar is None else scalar)
-    if dtype.is_floating_point:
-        return _measure(regions, input.to(torch.float64), "sum").to(dtype)
-    # int64 sums wrap modulo 2**64, as NumPy's do; uint64 through its int64 view
-    values = input.view(torch.int64) if input.dtype == torch.uint64 else input.to(torch.int64)
-    return _measure(regions, values, "sum").view(dtype)
+    returns a scalar); ``found``: tables of :func:`_tables` holding them, else computed."""
+    dtype = _sum_dtype(input.dtype, rule.scalar if scalar is None else scalar)
+    name = "sum" if dtype.is_floating_point else "whole"  # integer sums wrap modulo 2**64, as NumPy's
+    table = (found if found is not None and name in found else _tables(input, rule, name))[name]
+    return _pick(rule, table.to(dtype) if dtype.is_floating_point else table.view(dtype))
+
+
+def _sum_name(input: torch.Tensor, rule: _Rule) -> str:
+    """The table of :func:`_sum`'s sums."""
+    return "sum" if _sum_dtype(input.dtype, rule.scalar).is_floating_point else "whole"
 
 
 @filler(_TEXTS)
@@ -346,7 +171,7 @@ def sum_labels(input, labels=None, index=None):
     tensor([[7]])
     """
     input = check_input(input)
-    return _sum(input, _regions(input, labels, index))
+    return _sum(input, _rule(input, labels, index))
 
 
 @filler(_TEXTS)
@@ -382,16 +207,15 @@ def mean(input, labels=None, index=None):
     tensor([[[1.5000, 4.0000,    nan]]], dtype=torch.float64)
     """
     input = check_input(input)
-    regions = _regions(input, labels, index)
-    counts = _measure(regions, torch.ones(input.shape, dtype=torch.float64, device=input.device), "sum")
-    return _sum(input, regions).to(torch.float64) / counts
+    rule = _rule(input, labels, index)
+    found = _tables(input, rule, _sum_name(input, rule))
+    return _sum(input, rule, found=found).to(torch.float64) / _pick(rule, found["count"])
 
 
-def _extremum(input, labels, index, reduce: str) -> torch.Tensor:
+def _extremum(input, labels, index, name: str) -> torch.Tensor:
     input = check_input(input)
-    regions = _regions(input, labels, index)
-    found = _measure(regions, _comparable(input), reduce, empty=_key_of(0, input.dtype))
-    return _from_comparable(found, input.dtype)
+    rule = _rule(input, labels, index)
+    return _pick(rule, _tables(input, rule, name)[name])
 
 
 @filler(_TEXTS)
@@ -426,7 +250,7 @@ def minimum(input, labels=None, index=None):
     >>> minimum(x, torch.tensor([[[1, 1, 0, 2]]]), [1, 2, 5])
     tensor([[[2, 4, 0]]])
     """
-    return _extremum(input, labels, index, "amin")
+    return _extremum(input, labels, index, "low")
 
 
 @filler(_TEXTS)
@@ -461,7 +285,7 @@ def maximum(input, labels=None, index=None):
     >>> maximum(x, torch.tensor([[[1, 1, 0, 2]]]))
     tensor([[5]])
     """
-    return _extremum(input, labels, index, "amax")
+    return _extremum(input, labels, index, "high")
 
 
 @filler(_TEXTS)
@@ -502,12 +326,9 @@ def center_of_mass(input, labels=None, index=None):
               [   nan,    nan]]]], dtype=torch.float64)
     """
     input = check_input(input)
-    regions = _regions(input, labels, index)
-    values = input.to(torch.float64)
-    spatial = input.shape[2:]
-    moments = [_measure(regions, values * torch.arange(n, dtype=torch.float64, device=input.device).view(
-        n, *[1] * (len(spatial) - 1 - axis)), "sum") for axis, n in enumerate(spatial)]
-    return torch.stack(moments, -1) / _sum(input, regions).to(torch.float64).unsqueeze(-1)
+    rule = _rule(input, labels, index)
+    found = _tables(input, rule, "moments", _sum_name(input, rule))
+    return _pick(rule, found["moments"]) / _sum(input, rule, found=found).to(torch.float64).unsqueeze(-1)
 
 
 # ---------------------------------------------------------------- bounding boxes
@@ -578,12 +399,7 @@ def find_objects(input, max_label=0):
     max_label = check_int(max_label, "max_label")
     if max_label < 1:
         max_label = max(0, _largest(_comparable(input), input.dtype))
-    regions = _regions(input, input, list(range(1, max_label + 1)))
-    starts, stops = [], []
-    for axis, n in enumerate(input.shape[2:]):
-        coordinate = torch.arange(n, device=input.device).view(n, *[1] * (input.ndim - 3 - axis))
-        coordinate = coordinate.expand(input.shape)
-        starts.append(_measure(regions, coordinate, "amin"))
-        stops.append(_measure(regions, coordinate, "amax", empty=-1) + 1)
-    boxes = torch.stack([torch.stack(starts, -1), torch.stack(stops, -1)], -2)
-    return boxes, stops[0] > 0
+    rule = _rule(input, input, list(range(1, max_label + 1)))
+    found = _tables(input, rule, "bounds")
+    stops = _pick(rule, found["upper"]) + 1
+    return torch.stack([_pick(rule, found["lower"]), stops], -2), stops[..., 0] > 0

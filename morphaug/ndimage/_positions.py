@@ -2,8 +2,8 @@
 ``maximum_position``, ``extrema`` and ``value_indices``.
 
 The positions of the extrema take ``labels`` and ``index`` as the other
-measurements do: one scatter finds each region's extremum, a second the
-least raster index of the voxels that attain it (SciPy's "first" extremum).
+measurements do: the tables of ``_regions`` hold each region's extremum and
+the least raster index of the voxels that attain it (SciPy's "first" extremum).
 ``value_indices`` sorts the whole batch once and splits the sorted voxel
 indices by value.
 """
@@ -18,17 +18,8 @@ from .._checks import check_host_int
 from . import _unsigned
 from ._docs import filler
 from ._errors import DtypeError
-from ._measurements import (
-    _TEXTS,
-    _comparable,
-    _from_comparable,
-    _key_of,
-    _pick,
-    _Regions,
-    _regions,
-    _spread,
-    _table,
-)
+from ._measurements import _TEXTS
+from ._regions import _comparable, _pick, _rule, _tables
 from ._normalize import check_input
 
 __all__ = ["minimum_position", "maximum_position", "extrema", "value_indices"]
@@ -54,29 +45,10 @@ def unravel(flat: torch.Tensor, shape) -> torch.Tensor:
     return torch.stack(coordinates[::-1], -1)
 
 
-def _extremum(input: torch.Tensor, regions: _Regions, reduce: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """The ``reduce`` ("amin" or "amax") of each region (0 where empty) and the flat spatial index of
-    its first voxel in C order (0 where empty)."""
-    spatial = input.shape[2:]
-    voxels = input[0, 0].numel()
-    if voxels == 0:
-        zeros = torch.zeros(regions.shape, dtype=torch.int64, device=input.device)
-        return zeros.to(input.dtype), zeros
-    keys = _comparable(input)
-    table = _table(regions, keys, reduce, empty=_key_of(0, input.dtype))
-    reached = _spread(regions, table, input.shape)
-    hit = keys == reached
-    if input.dtype.is_floating_point:
-        hit |= keys.isnan() & reached.isnan()
-    raster = torch.arange(voxels, device=input.device).view(spatial).expand(input.shape)
-    first = _pick(regions, _table(regions, raster.masked_fill(~hit, voxels), "amin", empty=voxels))
-    return _from_comparable(_pick(regions, table), input.dtype), first.masked_fill_(first == voxels, 0)
-
-
-def _position(input, labels, index, reduce: str) -> torch.Tensor:
+def _position(input, labels, index, name: str) -> torch.Tensor:
     input = check_input(input)
-    _, first = _extremum(input, _regions(input, labels, index), reduce)
-    return unravel(first, input.shape[2:])
+    rule = _rule(input, labels, index)
+    return unravel(_pick(rule, _tables(input, rule, name)[name]), input.shape[2:])
 
 
 @filler(_POSITIONS)
@@ -113,7 +85,7 @@ def minimum_position(input, labels=None, index=None):
     tensor([[[[0, 1],
               [1, 2]]]])
     """
-    return _position(input, labels, index, "amin")
+    return _position(input, labels, index, "low_at")
 
 
 @filler(_POSITIONS)
@@ -146,7 +118,7 @@ def maximum_position(input, labels=None, index=None):
     >>> maximum_position(torch.tensor([[[[5, 4, 2, 5], [3, 7, 8, 2], [1, 5, 1, 1]]]]))
     tensor([[[1, 2]]])
     """
-    return _position(input, labels, index, "amax")
+    return _position(input, labels, index, "high_at")
 
 
 @filler(_POSITIONS)
@@ -185,11 +157,10 @@ def extrema(input, labels=None, index=None):
     (tensor([[0]]), tensor([[9]]), tensor([[[0, 2]]]), tensor([[[3, 0]]]))
     """
     input = check_input(input)
-    regions = _regions(input, labels, index)
-    low, low_at = _extremum(input, regions, "amin")
-    high, high_at = _extremum(input, regions, "amax")
+    rule = _rule(input, labels, index)
+    found = {name: _pick(rule, table) for name, table in _tables(input, rule, "low_at", "high_at").items()}
     spatial = input.shape[2:]
-    return low, high, unravel(low_at, spatial), unravel(high_at, spatial)
+    return found["low"], found["high"], unravel(found["low_at"], spatial), unravel(found["high_at"], spatial)
 
 
 def _value(key: int, dtype: torch.dtype):

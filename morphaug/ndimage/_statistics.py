@@ -2,11 +2,12 @@
 ``standard_deviation``, ``median``, ``histogram`` and ``labeled_comprehension``.
 
 They take ``labels`` and ``index`` as the measurements of ``_measurements``
-do and reduce every region of every ``(b, c)`` slice at once: scatters over
-the flat ``(b, c, region)`` key of each voxel (variance: SciPy's two
-passes, the mean first, then the centred squares), one sort of the whole
-batch by region and value (median), one scatter over ``(region, bin)``
-(histogram). No loop over samples or labels.
+do and reduce every region of every ``(b, c)`` slice at once: the tables of
+``_regions`` (variance: SciPy's two passes, the mean first, then the
+centred squares), one sort of the whole batch by region and value (median),
+one scatter over ``(region, bin)`` (histogram). No loop over samples or
+labels. Median and histogram stay torch: a sort, and a table per bin, which
+a pass of region_stats does not make cheaper.
 """
 
 from __future__ import annotations
@@ -22,22 +23,8 @@ from .. import _sync
 from .._checks import check_int
 from . import _unsigned
 from ._docs import filler
-from ._measurements import (
-    _TEXTS,
-    _comparable,
-    _from_comparable,
-    _measure,
-    _pick,
-    _Regions,
-    _regions,
-    _spread,
-    _sum,
-    _table,
-    maximum,
-    mean,
-    minimum,
-    sum_labels,
-)
+from ._measurements import _TEXTS, _sum, maximum, mean, minimum, sum_labels
+from ._regions import _comparable, _from_comparable, _pick, _Regions, _regions, _regions_of, _rule, _Rule, _tables
 from ._normalize import _SUPPORTED_DTYPES, check_input
 
 __all__ = ["sum", "variance", "standard_deviation", "median", "histogram", "labeled_comprehension"]
@@ -47,11 +34,6 @@ _HALF = (torch.float16, torch.bfloat16)
 
 def _float64(input: torch.Tensor) -> torch.Tensor:
     return input.to(torch.float64)
-
-
-def _counts(input: torch.Tensor, regions: _Regions) -> torch.Tensor:
-    """The number of voxels of each region column, float64 ``(B * C, slots)``."""
-    return _table(regions, torch.ones(input.shape, dtype=torch.float64, device=input.device), "sum")
 
 
 # ---------------------------------------------------------------- sum, variance
@@ -84,14 +66,11 @@ def sum(input, labels=None, index=None):  # noqa: A001 - SciPy's name
     return sum_labels(input, labels, index)
 
 
-def _variance(input: torch.Tensor, regions: _Regions) -> torch.Tensor:
+def _variance(input: torch.Tensor, rule: _Rule) -> torch.Tensor:
     """SciPy's two passes in float64: the mean of each region, then the sum of the squares of the
     values less their region's mean, over the count (NaN for an empty region)."""
-    values = _float64(input)
-    counts = _counts(input, regions)
-    means = _table(regions, values, "sum") / counts
-    centred = values - _spread(regions, means, input.shape)
-    return _pick(regions, _table(regions, centred * centred, "sum") / counts)
+    found = _tables(input, rule, "squares")
+    return _pick(rule, found["squares"] / found["count"])
 
 
 @filler(_TEXTS)
@@ -130,7 +109,7 @@ def variance(input, labels=None, index=None):
     tensor([[[1., 1., 0., nan]]], dtype=torch.float64)
     """
     input = check_input(input)
-    return _variance(input, _regions(input, labels, index))
+    return _variance(input, _rule(input, labels, index))
 
 
 @filler(_TEXTS)
@@ -354,45 +333,43 @@ def histogram(input, min, max, bins, labels=None, index=None):  # noqa: A002 - S
 
 
 # ---------------------------------------------------------------- labeled_comprehension
-def _count(input, regions):
-    return _pick(regions, _counts(input, regions)).to(torch.int64)
+def _count(input, rule):
+    return _pick(rule, _tables(input, rule)["count"])
 
 
-def _count_nonzero(input, regions):
-    return _measure(regions, (input != 0).to(torch.int64), "sum")
+def _count_nonzero(input, rule):
+    return _pick(rule, _tables(input != 0, rule, "whole")["whole"])
 
 
-def _ptp(input, regions):
+def _ptp(input, rule):
     if input.dtype == torch.bool:  # NumPy's ptp subtracts: a TypeError for bools
         raise TypeError("input must not be bool for np.ptp (NumPy cannot subtract bools)")
-    high, low = _unsigned.wrapping(_maximum_of(input, regions)), _unsigned.wrapping(_minimum_of(input, regions))
+    found = _tables(input, rule, "low", "high")
+    high, low = _unsigned.wrapping(_pick(rule, found["high"])), _unsigned.wrapping(_pick(rule, found["low"]))
     return _unsigned.from_wrapping(high - low, input.dtype)
 
 
-def _minimum_of(input, regions):
-    return _from_comparable(_measure(regions, _comparable(input), "amin"), input.dtype)
+def _extreme_of(input, rule, name):
+    return _pick(rule, _tables(input, rule, name)[name])
 
 
-def _maximum_of(input, regions):
-    return _from_comparable(_measure(regions, _comparable(input), "amax"), input.dtype)
-
-
-def _mean(input, regions):
-    return _sum(input, regions, scalar=False) / _pick(regions, _counts(input, regions))
+def _mean(input, rule):
+    found = _tables(input, rule, "sum")
+    return _sum(input, rule, scalar=False, found=found) / _pick(rule, found["count"])
 
 
 #: What labeled_comprehension computes for each function it recognises, by name.
 _REDUCTIONS = {
-    "sum": lambda input, labels, regions: _sum(input, regions, scalar=True),
-    "mean": lambda input, labels, regions: _mean(input, regions),
-    "variance": lambda input, labels, regions: _variance(input, regions),
-    "standard_deviation": lambda input, labels, regions: _variance(input, regions).sqrt(),
-    "median": lambda input, labels, regions: _median(input, labels, regions),
-    "minimum": lambda input, labels, regions: _minimum_of(input, regions),
-    "maximum": lambda input, labels, regions: _maximum_of(input, regions),
-    "ptp": lambda input, labels, regions: _ptp(input, regions),
-    "count": lambda input, labels, regions: _count(input, regions),
-    "count_nonzero": lambda input, labels, regions: _count_nonzero(input, regions),
+    "sum": lambda input, labels, rule: _sum(input, rule, scalar=True),
+    "mean": lambda input, labels, rule: _mean(input, rule),
+    "variance": lambda input, labels, rule: _variance(input, rule),
+    "standard_deviation": lambda input, labels, rule: _variance(input, rule).sqrt(),
+    "median": lambda input, labels, rule: _median(input, labels, _regions_of(input, rule)),
+    "minimum": lambda input, labels, rule: _extreme_of(input, rule, "low"),
+    "maximum": lambda input, labels, rule: _extreme_of(input, rule, "high"),
+    "ptp": lambda input, labels, rule: _ptp(input, rule),
+    "count": lambda input, labels, rule: _count(input, rule),
+    "count_nonzero": lambda input, labels, rule: _count_nonzero(input, rule),
 }
 
 
@@ -503,7 +480,7 @@ def labeled_comprehension(input, labels, index, func, out_dtype, default, pass_p
     if labels is None and index is not None:
         raise ValueError("index must be None when labels is None (SciPy: index without defined labels)")
     if labels is None or index is None:
-        return _REDUCTIONS[name](input, labels, _regions(input, labels, None))
+        return _REDUCTIONS[name](input, labels, _rule(input, labels, None))
     dtype = _out_dtype(out_dtype)
     if default is None:
         if not dtype.is_floating_point:
@@ -514,7 +491,7 @@ def labeled_comprehension(input, labels, index, func, out_dtype, default, pass_p
     scalar = isinstance(index, numbers.Integral) or (isinstance(index, torch.Tensor) and index.ndim == 0)
     if scalar:  # SciPy's np.atleast_1d: an int is a sequence of one, then unwrapped
         index = index.reshape(1) if isinstance(index, torch.Tensor) else [index]
-    regions = _regions(input, labels, index)
-    result = _REDUCTIONS[name](input, labels, regions).to(dtype)
-    result = result.masked_fill(_count(input, regions) == 0, default)
+    rule = _rule(input, labels, index)
+    result = _REDUCTIONS[name](input, labels, rule).to(dtype)
+    result = result.masked_fill(_count(input, rule) == 0, default)
     return result[..., 0] if scalar else result

@@ -1,0 +1,211 @@
+// CPU launcher of morphaug::region_stats: one pass over the voxels in raster
+// order fills every requested table (the positions of the extrema included:
+// a strictly better value moves them, so the first voxel wins), a second the
+// centred squares. Slices, or chunks of them when slices are fewer than the
+// threads and the tables small, run in parallel, each chunk on tables of its
+// own, merged in raster order: the same sums for the same thread count.
+#include <ATen/core/Tensor.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "../region_tables.h"
+#include "launchers.h"
+#include "parallel.h"
+
+namespace morphaug {
+namespace {
+
+// a + b modulo 2**64, as NumPy's int64 sums.
+inline int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+struct Chunk {
+  int64_t slice, start, stop;
+};
+
+constexpr int64_t kBlock = 256;  // voxels read at once, per dtype, before they are added
+
+template <int Code>
+void read_samples(const void* data, int64_t i, int64_t n, Sample* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = read_sample(data, Code, i + j);
+}
+
+template <int Code>
+void read_slots(const void* labels, int64_t i, int64_t n, const SlotRule& rule, int64_t* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = slot_of(rule, read_label(labels, Code, i + j));
+}
+
+// read_samples / read_slots for the dtype `code`, chosen once per block.
+template <template <int> class Call, typename... Args>
+void by_code(int code, Args&&... args) {
+  switch (code) {
+    case kDBool: return Call<kDBool>::run(args...);
+    case kDU8: return Call<kDU8>::run(args...);
+    case kDI8: return Call<kDI8>::run(args...);
+    case kDI16: return Call<kDI16>::run(args...);
+    case kDI32: return Call<kDI32>::run(args...);
+    case kDI64: return Call<kDI64>::run(args...);
+    case kDU16: return Call<kDU16>::run(args...);
+    case kDU32: return Call<kDU32>::run(args...);
+    case kDU64: return Call<kDU64>::run(args...);
+    case kDF16: return Call<kDF16>::run(args...);
+    case kDBF16: return Call<kDBF16>::run(args...);
+    case kDF32: return Call<kDF32>::run(args...);
+    default: return Call<kDF64>::run(args...);
+  }
+}
+
+template <int Code>
+struct Samples {
+  static void run(const void* data, int64_t i, int64_t n, Sample* out) { read_samples<Code>(data, i, n, out); }
+};
+
+template <int Code>
+struct Slots {
+  static void run(const void* labels, int64_t i, int64_t n, const SlotRule& rule, int64_t* out) {
+    read_slots<Code>(labels, i, n, rule, out);
+  }
+};
+
+// Adds voxels [start, stop) of slice s to the tables of one row (pass 0: the
+// first pass; pass 1: the centred squares, `means` that row's means).
+void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row,
+                const double* means, int pass) {
+  const int64_t S = c.rank, slots = c.slots;
+  const int64_t* sizes = c.input.sizes().data() + 2;
+  const bool coordinates = t.moments || t.lower;
+  int64_t coord[kMaxRank];
+  int64_t rest = k.start;
+  for (int64_t d = S - 1; d >= 0; --d) {
+    coord[d] = rest % sizes[d];
+    rest /= sizes[d];
+  }
+  const void* values = c.input.const_data_ptr();
+  const void* labels = c.labels.defined() ? c.labels.const_data_ptr() : nullptr;
+  const int64_t offset = k.slice * c.numel, label_offset = label_slice(c, k.slice, channels) * c.numel;
+  const int64_t base = row * slots;
+  Sample samples[kBlock];
+  int64_t columns[kBlock];
+  for (int64_t block = k.start; block < k.stop; block += kBlock) {
+    const int64_t n = std::min(kBlock, k.stop - block);
+    by_code<Samples>(c.code, values, offset + block, n, samples);
+    if (labels) {
+      by_code<Slots>(c.label_code, labels, label_offset + block, n, c.rule, columns);
+    } else {
+      std::fill(columns, columns + n, int64_t{0});
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t slot = base + columns[j], i = block + j;
+      const Sample& v = samples[j];
+      if (pass == 1) {
+        const double centred = v.real - means[slot - base];
+        t.squares[slot] += centred * centred;
+        continue;
+      }
+      const bool first = ++t.count[slot] == 1;
+      if (t.sum) t.sum[slot] += v.real;
+      if (t.whole) t.whole[slot] = wrapping_add(t.whole[slot], v.whole);
+      if (t.low && (first || v.low < t.low[slot])) {
+        t.low[slot] = v.low;
+        if (t.low_at) t.low_at[slot] = i;
+      }
+      if (t.high && (first || v.high > t.high[slot])) {
+        t.high[slot] = v.high;
+        if (t.high_at) t.high_at[slot] = i;
+      }
+      if (!coordinates) continue;
+      for (int64_t d = 0; t.moments && d < S; ++d) {
+        t.moments[slot * S + d] += v.real * static_cast<double>(coord[d]);
+      }
+      for (int64_t d = 0; t.lower && d < S; ++d) {
+        t.lower[slot * S + d] = std::min(t.lower[slot * S + d], coord[d]);
+        t.upper[slot * S + d] = std::max(t.upper[slot * S + d], coord[d]);
+      }
+      for (int64_t d = S - 1; d >= 0 && ++coord[d] == sizes[d]; --d) coord[d] = 0;
+    }
+  }
+}
+
+// Adds row `from` of `part` to row `to` of `t` (the chunk `from` follows what `to` holds).
+void merge(const RegionCall& c, const RegionTables& t, int64_t to, const RegionTables& part, int64_t from, int pass) {
+  const int64_t S = c.rank;
+  for (int64_t j = 0; j < c.slots; ++j) {
+    const int64_t a = to * c.slots + j, b = from * c.slots + j;
+    if (pass == 1) {
+      t.squares[a] += part.squares[b];
+      continue;
+    }
+    if (part.count[b] == 0) continue;
+    const bool first = t.count[a] == 0;
+    t.count[a] += part.count[b];
+    if (t.sum) t.sum[a] += part.sum[b];
+    if (t.whole) t.whole[a] = wrapping_add(t.whole[a], part.whole[b]);
+    if (t.low && (first || part.low[b] < t.low[a])) {
+      t.low[a] = part.low[b];
+      if (t.low_at) t.low_at[a] = part.low_at[b];
+    }
+    if (t.high && (first || part.high[b] > t.high[a])) {
+      t.high[a] = part.high[b];
+      if (t.high_at) t.high_at[a] = part.high_at[b];
+    }
+    for (int64_t d = 0; t.moments && d < S; ++d) t.moments[a * S + d] += part.moments[b * S + d];
+    for (int64_t d = 0; t.lower && d < S; ++d) {
+      t.lower[a * S + d] = std::min(t.lower[a * S + d], part.lower[b * S + d]);
+      t.upper[a * S + d] = std::max(t.upper[a * S + d], part.upper[b * S + d]);
+    }
+  }
+}
+
+// One pass over every slice into `out` (pass 1: `means` (slices, slots)).
+void run_pass(const RegionCall& c, std::vector<at::Tensor>& out, const double* means, int pass) {
+  const int64_t channels = c.input.size(1);
+  const RegionTables t = table_pointers(c, out);
+  // chunks of a slice when slices are fewer than the threads, while the chunks' tables stay
+  // smaller than the slice
+  const int64_t threads = at::get_num_threads();
+  const int64_t wanted = std::max<int64_t>(
+      1, std::min({(threads + c.slices - 1) / c.slices, c.numel / kTaskWork, c.numel / (8 * c.slots * (c.rank + 1))}));
+  const int64_t length = (c.numel + wanted - 1) / wanted;
+  const int64_t per_slice = (c.numel + length - 1) / length;
+  const int64_t work = length * (1 + c.rank);
+  if (per_slice == 1) {
+    parallel_over(c.slices, work, [&](int64_t begin, int64_t end) {
+      for (int64_t s = begin; s < end; ++s) {
+        accumulate(c, channels, {s, 0, c.numel}, t, s, means ? means + s * c.slots : nullptr, pass);
+      }
+    });
+    return;
+  }
+  std::vector<at::Tensor> parts = region_tables(c, c.slices * per_slice);
+  const RegionTables p = table_pointers(c, parts);
+  parallel_over(c.slices * per_slice, work, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t s = task / per_slice, start = task % per_slice * length;
+      accumulate(c, channels, {s, start, std::min(c.numel, start + length)}, p, task,
+                 means ? means + s * c.slots : nullptr, pass);
+    }
+  });
+  for (int64_t task = 0; task < c.slices * per_slice; ++task) merge(c, t, task / per_slice, p, task, pass);
+}
+
+}  // namespace
+
+std::vector<at::Tensor> region_stats_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                         const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,
+                                         int64_t what) {
+  const RegionCall c = region_call(input, labels, table, rule, slots, what);
+  std::vector<at::Tensor> out = region_tables(c, c.slices);
+  if (c.numel == 0) return out;
+  run_pass(c, out, nullptr, 0);
+  if (what & kRegionSquares) {
+    const RegionTables t = table_pointers(c, out);
+    std::vector<double> means(c.slices * slots);
+    for (int64_t j = 0; j < c.slices * slots; ++j) means[j] = t.sum[j] / static_cast<double>(t.count[j]);
+    run_pass(c, out, means.data(), 1);
+  }
+  return out;
+}
+
+}  // namespace morphaug

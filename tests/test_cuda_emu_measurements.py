@@ -1,0 +1,85 @@
+"""The CUDA launcher of ``region_stats`` (the measurements), run by the emulator in every thread
+order, against the torch scatters, the CPU kernel and SciPy: the random calls of
+tests/test_measurements_native.py (every label dtype, bool and unsigned included, float and
+integer values, index None / int / span / sorted table with absent and repeated values, huge
+labels, empty slices, shared label axes), on block-local tables (few slots) and global ones
+(many slots, or more than four axes). ``emulation_cases`` feeds tests/test_cuda_emulation.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+import torch
+
+from morphaug import _ops, ndimage
+from test_cuda_emu_grey import emulated
+from test_measurements_native import assert_tables, cases, random_tensor, tables_of
+
+NATIVE, WHY_NO_NATIVE = _ops.load_native()
+EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
+needs_emulator = pytest.mark.skipif(EMULATOR is None or not hasattr(torch.ops.morphaug_emu, "region_stats"),
+                                    reason=WHY_NO_EMULATOR or "morphaug._C_emu has no region_stats")
+CPU = NATIVE is not None and hasattr(torch.ops.morphaug, "region_stats")
+ORDERS = [("forward", 0), ("reverse", 0), ("shuffle", 1), ("shuffle", 2)]
+
+
+def launches() -> int:
+    return sum(v[0] for k, v in EMULATOR.launch_counts().items() if k.startswith("region_stats.cu:"))
+
+
+@needs_emulator
+@pytest.mark.parametrize("order", ORDERS, ids=lambda o: f"{o[0]}{o[1]}")
+def test_emulated_tables_match_torch_and_the_cpu_kernel(order):
+    for k, (x, labels, index) in enumerate(cases(14, 100 + order[1] + 10 * (order[0] == "reverse"))):
+        where = f"{order} case {k}: {x.dtype} {tuple(x.shape)} {None if labels is None else labels.dtype} {index}"
+        before = launches()
+        with emulated(*order):
+            got = tables_of(x, labels, index, "native")
+        assert 1 <= launches() - before <= 2 or x.numel() == 0, where  # a pass, one more for positions, squares
+        assert_tables(got, tables_of(x, labels, index, "torch"), where)
+        if CPU:
+            assert_tables(got, tables_of(x, labels, index, "native"), where + " (CPU kernel)")
+
+
+@needs_emulator
+@pytest.mark.parametrize("order", ORDERS[1:], ids=lambda o: f"{o[0]}{o[1]}")
+def test_emulated_global_tables(order):
+    """Many slots (a table per 100 labels) and five axes: the tables in global memory."""
+    g = torch.Generator().manual_seed(7)
+    for shape, index in (((2, 2, 40, 60), list(range(100))), ((1, 2, 3, 2, 4, 3, 5), [0, 1, 2])):
+        x = random_tensor(shape, torch.float32, g)
+        labels = torch.randint(0, 100, shape, generator=g)
+        with emulated(*order):
+            got = tables_of(x, labels, index, "native")
+        assert_tables(got, tables_of(x, labels, index, "torch"), f"{order} {shape}")
+
+
+def emulation_cases() -> dict:
+    """Cases of tests/test_cuda_emulation.py's table: ``(call(device), reference())``, exact results."""
+    g = torch.Generator().manual_seed(3)
+    x = random_tensor((2, 2, 37, 61), torch.float32, g).nan_to_num(0.5)
+    labels = torch.randint(-1, 6, (2, 1, 37, 61), generator=g)
+    many = torch.randint(0, 90, (2, 1, 33, 70), generator=g)
+    slices = [(b, c) for b in range(2) for c in range(2)]
+
+    def extrema_reference():
+        found = [ndi.extrema(x[b, c].numpy(), labels[b, 0].numpy(), [5, 1, 2, 9]) for b, c in slices]
+        return [(np.stack([np.asarray(f[i]) for f in found]).reshape(2, 2, *np.asarray(found[0][i]).shape), True)
+                for i in range(4)]
+
+    def boxes_reference():
+        boxes = np.zeros((2, 1, 89, 2, 2), dtype=np.int64)
+        for b in range(2):
+            for l, box in enumerate(ndi.find_objects(many[b, 0].numpy(), 89)):
+                if box is not None:
+                    boxes[b, 0, l] = [[s.start for s in box], [s.stop for s in box]]
+        return [(boxes, True), None]
+
+    return {
+        "region_stats extrema by a span (block tables)": (
+            lambda device: ndimage.extrema(x.to(device), labels.to(device), [5, 1, 2, 9]), extrema_reference),
+        "region_stats find_objects of 89 labels (global tables)": (
+            lambda device: ndimage.find_objects(many.to(device), 89), boxes_reference),
+    }
