@@ -78,9 +78,11 @@ def skeletonize(image, *, method=None):
     (8-connected objects, 4-connected background). Use it where topology
     matters (clDice, Betti errors, skeleton targets).
 
-    The batch iterates until its slowest slice converges; whether the last
-    iterations deleted anything is read on the host, every iteration on the
-    CPU and every few iterations on an accelerator.
+    The native CPU kernels thin every slice to its fixpoint in one call,
+    slices in parallel. On CUDA (and on the torch backend) the batch
+    iterates until its slowest slice converges; whether the last iterations
+    deleted anything is read on the host every few iterations on an
+    accelerator (every iteration on the CPU).
 
     See Also
     --------
@@ -141,7 +143,7 @@ def thin(image, max_num_iter=None):
     -----
     Parity: each slice equals ``skimage.morphology.thin`` of that slice
     (scikit-image 0.26; Guo and Hall's two sub-iterations), bit for bit, on
-    every device. Convergence is read on the host as in :func:`skeletonize`.
+    every device. Convergence is found as in :func:`skeletonize`.
 
     See Also
     --------
