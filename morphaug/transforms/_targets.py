@@ -243,8 +243,9 @@ class SkeletonTarget(_LabelTarget):
     scikit-image: the foreground (every class ``> 0`` together) is skeletonized
     (``skimage.morphology.skeletonize``), the skeleton is dilated twice by the
     face-connected cross (``skimage.morphology.dilation``'s default element), and each
-    voxel of that tube takes the label's value there: the tube is clipped to the
-    foreground, and each of its voxels keeps its own class, so the classes never overlap.
+    voxel of that tube takes the label's value there: 0 on background (the tube is clipped
+    to the foreground), each foreground voxel its own class (classes never overlap), and a
+    negative value (an ignore label) is kept, as the recipe's product keeps it.
     Here the whole batch is one :func:`morphaug.morphology.skeletonize` call and one
     dilation, on the batch's device.
 
@@ -269,7 +270,9 @@ class SkeletonTarget(_LabelTarget):
             ``classes=`` to fix them for index labels).
         num_classes, label_format, allow_missing_keys: as in :class:`RandLabelMorphology`.
 
-    Output tensors have the label's dtype, subclass and metadata. Deterministic.
+    Output tensors have the label's dtype, subclass and metadata. Deterministic. Host
+    reads: the skeleton's convergence (:func:`morphaug.morphology.skeletonize`), and the
+    classes of index labels for a one-hot output without ``classes=`` or ``num_classes=``.
 
     Example:
         >>> import torch
