@@ -37,6 +37,7 @@ OWN = {
     tv_adapters.DistanceMap: {"output_key": None},
     tv_adapters.LabelBoundary: {"output_key": None},
     tv_adapters.InstanceBoundary: {"output_key": None},
+    tv_adapters.SkeletonTarget: {"output_key": None},
     kornia_adapters.ExpandLabels2D: {"p": 1.0},
     kornia_adapters.ExpandLabels3D: {"p": 1.0},
     kornia_adapters.FillHoles2D: {"p": 1.0},

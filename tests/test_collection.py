@@ -20,7 +20,7 @@ HIDDEN = ("monai", "kornia", "ot")
 #: The modules that test the frameworks' adapters only: skipped whole without them. Any other module
 #: skips only its tests that compare with a hidden library.
 ADAPTER_MODULES = {"tests/test_adapters_dtypes.py", "tests/test_adapters_kornia.py", "tests/test_adapters_monai.py",
-                   "tests/test_adapters_monai_functions.py",
+                   "tests/test_adapters_monai_functions.py", "tests/test_adapters_skeleton_target.py",
                    "tests/test_adapters_signatures.py"}
 
 

@@ -154,6 +154,7 @@ TRANSFORMS = {
     "FillHoles": (lambda: transforms.FillHoles("label", num_classes=3), LABELS),
     "ExpandLabels": (lambda: transforms.ExpandLabels("label", distance=2), LABELS),
     "InstanceBoundary": (lambda: transforms.InstanceBoundary("label", mode="outer", connectivity=2), LABELS),
+    "SkeletonTarget": (lambda: transforms.SkeletonTarget("label", output_format="onehot", num_classes=3), LABELS),
     "RandBoundaryJitter": (lambda: transforms.RandBoundaryJitter("label", num_classes=3, prob=1.0), LABELS),
     "KeepLargestComponents": (lambda: transforms.KeepLargestComponents("label", num_classes=3), LABELS),
     "KeepLargestComponents union": (

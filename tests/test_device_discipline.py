@@ -502,6 +502,8 @@ TRANSFORMS = [
          native={"edt"}),
     case("transforms.InstanceBoundary", transforms.InstanceBoundary("label", "edge", mode="outer"), DATA3,
          native={"grey_box"}),
+    case("transforms.SkeletonTarget", transforms.SkeletonTarget("label", "skel", method="parallel"), DATA3,
+         reads={"binary fixpoint"}, native={"ball_morphology"}),
 ]
 
 #: scikit-image's modules: multi-value maps label by propagation off the CPU; bool maps by ndimage.label
@@ -573,6 +575,8 @@ if monai_adapters is not None:
              native={"edt"}),
         case("adapters.monai.InstanceBoundaryd", monai_adapters.InstanceBoundaryd("label", mode="outer", batched=True),
              DATA3, native={"grey_box"}),
+        case("adapters.monai.SkeletonTargetd", monai_adapters.SkeletonTargetd("label", batched=True), DATA2,
+             reads={"binary fixpoint"}, native={"ball_morphology"}),
         case("adapters.monai.RandHistogramTransferd", monai_adapters.RandHistogramTransferd("image", prob=1.0), DATA2,
              reads=OT_READS),
         case("adapters.monai.RandWassersteinMixd",
@@ -624,6 +628,8 @@ if tv_adapters is not None:
         case("adapters.torchvision.ExpandLabels", tv_adapters.ExpandLabels(distance=3), TV_DATA, native={"edt"}),
         case("adapters.torchvision.InstanceBoundary", tv_adapters.InstanceBoundary(mode="inner"), TV_DATA,
              native={"grey_footprint"}),
+        case("adapters.torchvision.SkeletonTarget", tv_adapters.SkeletonTarget(), TV_DATA, reads={"binary fixpoint"},
+             native={"ball_morphology"}),
         case("adapters.torchvision.RandHistogramTransfer", tv_adapters.RandHistogramTransfer(p=1.0), TV_DATA,
              reads=OT_READS),
         case("adapters.torchvision.RandWassersteinMix", tv_adapters.RandWassersteinMix(num_classes=3, p=1.0), TV_DATA,
@@ -647,6 +653,7 @@ KORNIA_CORES = {
     "RandHistogramTransfer": ({"p": 1.0}, {"reads": OT_READS}),
     "ExpandLabels": ({"distance": 2}, {"native": {"edt"}}),
     "InstanceBoundary": ({}, {"native": {"grey_footprint"}}),
+    "SkeletonTarget": ({"method": "parallel"}, {"reads": {"binary fixpoint"}, "native": {"ball_morphology"}}),
     "RandWassersteinMix": ({"num_classes": 3, "p": 1.0}, {"reads": {"ot arguments", "ot convergence"}}),
 }
 KORNIA = []

@@ -28,6 +28,7 @@ from morphaug.transforms import (
     RandLabelMorphology,
     RandRemoveComponent,
     RandWassersteinMix,
+    SkeletonTarget,
     RemoveSmallComponents,
 )
 
@@ -184,6 +185,7 @@ EMPTY_CASES = {
     "RandWassersteinMix": (lambda **kw: RandWassersteinMix({"x": "label", "i": "image"}, prob=1.0, **kw), "label"),
     "ExpandLabels": (lambda **kw: ExpandLabels("x", distance=2), "label"),
     "InstanceBoundary": (lambda **kw: InstanceBoundary("x"), "label"),
+    "SkeletonTarget": (lambda **kw: SkeletonTarget("x", method="parallel", **kw), "label"),
 }
 EMPTY_SHAPES = [(0, 1, 8, 8), (2, 1, 0, 8), (2, 1, 8, 0), (0, 1, 0, 8), (1, 1, 4, 0, 5), (2, 0, 8, 8),
                 (0, 0, 8, 8), (1, 0, 0, 3, 4)]
@@ -338,6 +340,7 @@ def replay_cases():
     yield "RemoveSmallComponents", RemoveSmallComponents("x", min_size=5), labels, {}
     yield "ExpandLabels", ExpandLabels("x", distance=2), labels, {}
     yield "InstanceBoundary", InstanceBoundary("x", mode="inner"), labels, {}
+    yield "SkeletonTarget", SkeletonTarget("x"), labels, {}
     yield "RandRemoveComponent", RandRemoveComponent("x", prob=1.0, prob_other_class=0.5), labels, {
         "component": (lambda p: p.fill_(2.0), ValueError, r"params\['component'\] .* 0\.0 \.\. 1\.0"),
         "other": (lambda p: p.fill_(9), ValueError, r"params\['other'\] must hold column indices below 2"),
@@ -383,7 +386,7 @@ def test_replay_needs_every_drawn_key_and_no_other(name):
 @pytest.mark.parametrize("name", [name for name in REPLAY if name not in ("DistanceMap", "FillHoles",
                                                                            "KeepLargestComponents",
                                                                            "RemoveSmallComponents", "ExpandLabels",
-                                                                           "InstanceBoundary")])
+                                                                           "InstanceBoundary", "SkeletonTarget")])
 def test_replay_checks_batch_size_and_device(name):
     transform, data, _, params = drawn(name)
     owner = type(transform).__name__

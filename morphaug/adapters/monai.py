@@ -91,6 +91,7 @@ from .monai_post import *  # noqa: F403 - MONAI's names, the drop-in layer
 __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "LabelBoundaryd",
            "RandBoundaryJitterd", "KeepLargestComponentsd", "RemoveSmallComponentsd", "RandRemoveComponentd",
            "RandHistogramTransferd", "RandWassersteinMixd", "ExpandLabelsd", "InstanceBoundaryd",
+           "SkeletonTargetd",
            *monai_metrics.__all__, *monai_losses.__all__, *monai_morphology.__all__, *monai_post.__all__]
 
 
@@ -296,6 +297,21 @@ class InstanceBoundaryd(_Mapd):
     """
 
     core_class = _core.InstanceBoundary
+
+
+class SkeletonTargetd(_Mapd):
+    """MONAI version of :class:`morphaug.transforms.SkeletonTarget` (deterministic; see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from morphaug.adapters.monai import SkeletonTargetd
+        >>> label = torch.zeros(1, 7, 7)
+        >>> label[:, 3, 1:6] = 2
+        >>> SkeletonTargetd("label", output_keys="skel", radius=0)({"label": label})["skel"][0, 3].tolist()
+        [0.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0]
+    """
+
+    core_class = _core.SkeletonTarget
 
 
 def _meta_spacing(owner: str, key, x) -> tuple[float, ...] | None:

@@ -78,7 +78,8 @@ from ._common import Adapted
 
 __all__ = ["DenseTarget", "RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary", "FillHoles",
            "RandBoundaryJitter", "KeepLargestComponents", "RemoveSmallComponents", "RandRemoveComponent",
-           "RandHistogramTransfer", "RandWassersteinMix", "ExpandLabels", "InstanceBoundary"]
+           "RandHistogramTransfer", "RandWassersteinMix", "ExpandLabels", "InstanceBoundary",
+           "SkeletonTarget"]
 
 
 class DenseTarget(tv_tensors.TVTensor):
@@ -401,6 +402,24 @@ class InstanceBoundary(_TargetTransform):
     """
 
     core_class = _core.InstanceBoundary
+
+
+class SkeletonTarget(_TargetTransform):
+    """v2 version of :class:`morphaug.transforms.SkeletonTarget`: each Mask becomes its Skeleton Recall
+    target, a :class:`DenseTarget` (see the module notes).
+
+    Example:
+        >>> import torch
+        >>> from torchvision import tv_tensors
+        >>> from morphaug.adapters.torchvision import SkeletonTarget
+        >>> mask = tv_tensors.Mask(torch.zeros(7, 7, dtype=torch.long))
+        >>> mask[3, 1:6] = 2
+        >>> out = SkeletonTarget(radius=0, output_key="skel")({"mask": mask})
+        >>> type(out["skel"]).__name__, out["skel"][3].tolist()
+        ('DenseTarget', [0, 2, 2, 2, 2, 2, 0])
+    """
+
+    core_class = _core.SkeletonTarget
 
 
 class _PairedTransform(_Transform):

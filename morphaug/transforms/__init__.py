@@ -55,7 +55,7 @@ from ._components import KeepLargestComponents, RandRemoveComponent, RemoveSmall
 from ._instances import ExpandLabels, InstanceBoundary
 from ._morphology import FillHoles, RandGreyMorphology, RandLabelMorphology
 from ._ot import RandHistogramTransfer, RandWassersteinMix
-from ._targets import DistanceMap, LabelBoundary, RandBoundaryJitter
+from ._targets import DistanceMap, LabelBoundary, RandBoundaryJitter, SkeletonTarget
 
 __all__ = [
     "BatchTransform",
@@ -63,6 +63,7 @@ __all__ = [
     "RandGreyMorphology",
     "DistanceMap",
     "LabelBoundary",
+    "SkeletonTarget",
     "FillHoles",
     "RandBoundaryJitter",
     "KeepLargestComponents",

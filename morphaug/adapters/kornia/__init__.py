@@ -85,7 +85,8 @@ from .._common import Adapted, check_flag
 __all__ = [f"{name}{dim}D" for name in ("RandLabelMorphology", "RandGreyMorphology", "DistanceMap", "LabelBoundary",
                                          "FillHoles", "RandBoundaryJitter", "KeepLargestComponents",
                                          "RemoveSmallComponents", "RandRemoveComponent", "RandHistogramTransfer",
-                                         "RandWassersteinMix", "ExpandLabels", "InstanceBoundary") for dim in (2, 3)]
+                                         "RandWassersteinMix", "ExpandLabels", "InstanceBoundary", "SkeletonTarget")
+           for dim in (2, 3)]
 
 _KORNIA_PARAMS = ("batch_prob", "forward_input_shape")
 
@@ -235,6 +236,8 @@ ExpandLabels2D, ExpandLabels3D = _pair(
 InstanceBoundary2D, InstanceBoundary3D = _pair(
     "InstanceBoundary", _core.InstanceBoundary, "each mask becomes its ``(B, 1, ...)`` instance-boundary map.",
     gate=False)
+SkeletonTarget2D, SkeletonTarget3D = _pair(
+    "SkeletonTarget", _core.SkeletonTarget, "each mask becomes its Skeleton Recall target.", gate=False)
 DistanceMap2D, DistanceMap3D = _pair(
     "DistanceMap", _core.DistanceMap, "each mask becomes its ``(B, K', ...)`` float32 distance maps.",
     gate=False, float_maps=True)
