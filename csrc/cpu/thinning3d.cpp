@@ -17,6 +17,7 @@
 
 #include "../core/thinning3d.h"
 #include "../launch.h"
+#include "../thinning3d_checks.h"
 #include "launchers.h"
 #include "fresh.h"
 #include "parallel.h"
@@ -60,14 +61,7 @@ bool thin_slice(const PaddedSlice& s, uint8_t* image, const int64_t* changes, Su
 
 std::tuple<at::Tensor, at::Tensor> skeletonize_parallel_cpu(const at::Tensor& mask, const at::Tensor& active,
                                                             at::IntArrayRef euler_changes, int64_t rounds) {
-  check_mask(mask, "skeletonize_parallel");
-  TORCH_CHECK(mask.dim() == 5, "morphaug::skeletonize_parallel: expected (B, C, D, H, W), got shape ", mask.sizes());
-  TORCH_CHECK(active.scalar_type() == at::kBool && active.device() == mask.device() &&
-                  active.sizes() == mask.sizes().slice(0, 2),
-              "morphaug::skeletonize_parallel: expected active bool (B, C) on the mask's device, got ",
-              active.scalar_type(), " ", active.sizes(), " on ", active.device());
-  TORCH_CHECK(euler_changes.size() == 128, "morphaug::skeletonize_parallel: expected 128 euler_changes, got ",
-              euler_changes.size());
+  check_skeletonize_parallel(mask, active, euler_changes);
   at::Tensor out = fresh_empty(mask.sizes(), mask.options());
   at::Tensor still = fresh_empty(active.sizes(), active.options());
   if (mask.numel() == 0) {

@@ -17,6 +17,7 @@
 
 #include "../core/thinning3d.h"
 #include "../launch.h"
+#include "../thinning3d_checks.h"
 #include "grid.cuh"
 
 namespace morphaug {
@@ -125,14 +126,7 @@ __global__ void unpad_kernel(const uint8_t* image, const int32_t* last, bool* ou
 
 std::tuple<at::Tensor, at::Tensor> skeletonize_parallel_cuda(const at::Tensor& mask, const at::Tensor& active,
                                                              at::IntArrayRef euler_changes, int64_t rounds) {
-  check_mask(mask, "skeletonize_parallel");
-  TORCH_CHECK(mask.dim() == 5, "morphaug::skeletonize_parallel: expected (B, C, D, H, W), got shape ", mask.sizes());
-  TORCH_CHECK(active.scalar_type() == at::kBool && active.device() == mask.device() &&
-                  active.sizes() == mask.sizes().slice(0, 2),
-              "morphaug::skeletonize_parallel: expected active bool (B, C) on the mask's device, got ",
-              active.scalar_type(), " ", active.sizes(), " on ", active.device());
-  TORCH_CHECK(euler_changes.size() == 128, "morphaug::skeletonize_parallel: expected 128 euler_changes, got ",
-              euler_changes.size());
+  check_skeletonize_parallel(mask, active, euler_changes);
   TORCH_CHECK(rounds >= 1, "morphaug::skeletonize_parallel: on CUDA, rounds must be at least 1, got ", rounds);
   const int64_t padded = (mask.size(2) + 2) * (mask.size(3) + 2) * (mask.size(4) + 2);
   TORCH_CHECK(padded < (int64_t{1} << 31), "morphaug::skeletonize_parallel: slices of ", mask.sizes().slice(2),

@@ -50,7 +50,7 @@ import torch
 from .._checks import check_probability, is_int
 from .._sync import to_device
 
-__all__ = ["BatchTransform", "Param", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample",
+__all__ = ["BatchTransform", "Deterministic", "Param", "ROLES", "generator_device", "uniform", "normal", "randint", "per_sample",
            "check_choices", "check_int_range", "check_float_range", "check_sampling", "sampling_for"]
 
 #: A key's role: integer/one-hot label maps or float intensities.
@@ -310,6 +310,17 @@ def _rewrap(result: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     wrapped = result.as_subclass(type(like))
     wrapped.__dict__.update(copy.deepcopy(like.__dict__))
     return wrapped
+
+
+class Deterministic:
+    """Mixed in before :class:`BatchTransform` by a transform that draws nothing: every sample is
+    transformed, by the same arguments (no ``"apply"`` flag, nothing to replay)."""
+
+    def make_params(self, batch: torch.Tensor, generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+        return {}
+
+    def param_spec(self, batch: torch.Tensor) -> dict[str, Param]:
+        return {}
 
 
 class BatchTransform:

@@ -29,7 +29,7 @@ import torch
 
 from .._checks import check_probability, is_int
 from ..ndimage import _components
-from ._base import Param, check_sampling, per_sample, randint, sampling_for, uniform
+from ._base import Deterministic, Param, check_sampling, per_sample, randint, sampling_for, uniform
 from ._labels import LabelTransform, any_channel, class_masks, class_table, clear, recombine
 
 __all__ = ["KeepLargestComponents", "RemoveSmallComponents", "RandRemoveComponent"]
@@ -60,7 +60,7 @@ def _hops(ndim: int, connectivity: int | None, owner: str) -> int:
     return connectivity
 
 
-class _ComponentFilter(LabelTransform):
+class _ComponentFilter(Deterministic, LabelTransform):
     """Base of the deterministic component filters: which components of each class mask go.
 
     ``independent``: the components of each class (``True``) or of the union of
@@ -68,12 +68,6 @@ class _ComponentFilter(LabelTransform):
     """
 
     _repr_fields = ("classes", "connectivity", "independent", "num_classes", "label_format")
-
-    def make_params(self, batch, generator=None):
-        return {}
-
-    def param_spec(self, batch):
-        return {}
 
     def _rule(self, spatial: tuple[int, ...]) -> tuple[int, int]:
         """``(keep, min_size)`` in slices of shape ``spatial``: a component goes when it has fewer than

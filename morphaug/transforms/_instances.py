@@ -8,7 +8,7 @@ import torch
 
 from .. import segmentation
 from .._checks import check_int
-from ._base import check_sampling, sampling_for
+from ._base import Deterministic, check_sampling, sampling_for
 from ._labels import LabelTransform, from_index, to_index
 
 __all__ = ["ExpandLabels", "InstanceBoundary"]
@@ -23,7 +23,7 @@ def _integer_index(x: torch.Tensor, fmt: str) -> torch.Tensor:
     return index.to(torch.int64) if index.is_floating_point() else index
 
 
-class ExpandLabels(LabelTransform):
+class ExpandLabels(Deterministic, LabelTransform):
     """Grow every label into the background by up to ``distance``, without overlap.
 
     :func:`morphaug.segmentation.expand_labels` (``skimage.segmentation.expand_labels``) on each
@@ -59,12 +59,6 @@ class ExpandLabels(LabelTransform):
         self.sampling = check_sampling(sampling)
         self._setup_labels(None, None, label_format)
 
-    def make_params(self, batch, generator=None):
-        return {}
-
-    def param_spec(self, batch):
-        return {}
-
     def apply(self, x, params):
         fmt = self._format(x)
         sampling = sampling_for(self.sampling, x.ndim - 2, type(self).__name__) or 1
@@ -72,7 +66,7 @@ class ExpandLabels(LabelTransform):
         return from_index(grown, fmt, x)
 
 
-class InstanceBoundary(LabelTransform):
+class InstanceBoundary(Deterministic, LabelTransform):
     """Instance-boundary targets: where a voxel's neighbours hold another label.
 
     :func:`morphaug.segmentation.find_boundaries` (``skimage.segmentation.find_boundaries``) on
@@ -110,12 +104,6 @@ class InstanceBoundary(LabelTransform):
         self.connectivity = check_int(connectivity, "connectivity", minimum=1)
         self.background = check_int(background, "background")
         self._setup_labels(None, None, label_format)
-
-    def make_params(self, batch, generator=None):
-        return {}
-
-    def param_spec(self, batch):
-        return {}
 
     def apply(self, x, params):
         ndim = x.ndim - 2

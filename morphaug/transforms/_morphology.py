@@ -12,6 +12,7 @@ from .. import ndimage
 from .._checks import check_int, check_mode, check_probability
 from ._base import (
     BatchTransform,
+    Deterministic,
     Param,
     check_choices,
     check_int_range,
@@ -310,7 +311,7 @@ class RandGreyMorphology(BatchTransform):
         return result
 
 
-class FillHoles(LabelTransform):
+class FillHoles(Deterministic, LabelTransform):
     """Fill the holes of each class of a label map (``scipy.ndimage.binary_fill_holes``).
 
     A hole of class ``k`` is a region outside the class that the class
@@ -350,12 +351,6 @@ class FillHoles(LabelTransform):
         super().__init__(keys, allow_missing_keys=allow_missing_keys)
         self.connectivity = check_int(connectivity, "connectivity", minimum=1)
         self._setup_labels(classes, num_classes, label_format)
-
-    def make_params(self, batch, generator=None):
-        return {}
-
-    def param_spec(self, batch):
-        return {}
 
     def apply(self, x, params):
         ndim = x.ndim - 2

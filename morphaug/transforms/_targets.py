@@ -12,6 +12,7 @@ from .._checks import check_int
 from ..morphology._skeleton import METHODS as SKELETON_METHODS
 from ..morphology._skeleton import skeletonize
 from ._base import (
+    Deterministic,
     Param,
     check_float_range,
     check_int_range,
@@ -59,7 +60,7 @@ class _LabelTarget(LabelTransform):
         return fmt, class_masks(x, fmt, class_table(classes, x.device))
 
 
-class DistanceMap(_LabelTarget):
+class DistanceMap(Deterministic, _LabelTarget):
     """Per-class distance maps of label maps, ``(B, K', *spatial)`` float32.
 
     Convention:
@@ -130,12 +131,6 @@ class DistanceMap(_LabelTarget):
         if self.sampling is not None and self.metric != "euclidean":
             raise ValueError(f"sampling is only supported with metric='euclidean', got {metric!r}")
         self._setup_labels(classes, num_classes, label_format, min_classes=1)
-
-    def make_params(self, batch, generator=None):
-        return {}
-
-    def param_spec(self, batch):
-        return {}
 
     def apply(self, x, params):
         sampling = sampling_for(self.sampling, x.ndim - 2, type(self).__name__)
@@ -236,7 +231,7 @@ class LabelBoundary(_LabelTarget):
         return boundary.to(x.dtype)
 
 
-class SkeletonTarget(_LabelTarget):
+class SkeletonTarget(Deterministic, _LabelTarget):
     """Skeleton Recall targets (Kirchhoff et al., ECCV 2024): label values on a tube around the skeleton.
 
     For each sample, as nnU-Net's ``SkeletonTransform(do_tube=True)`` computes it with
@@ -305,12 +300,6 @@ class SkeletonTarget(_LabelTarget):
             raise ValueError(f"output_format must be None or one of {LABEL_FORMATS}, got {output_format!r}")
         self.output_format = output_format
         self._setup_labels(classes, num_classes, label_format, min_classes=1)
-
-    def make_params(self, batch, generator=None):
-        return {}
-
-    def param_spec(self, batch):
-        return {}
 
     def apply(self, x, params):
         fmt = self._format(x)
