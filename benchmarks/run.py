@@ -1,7 +1,7 @@
 """Side-by-side benchmarks: morphaug against the tools users use instead.
 
-    python benchmarks/run.py [--suite ndimage,transforms,ot,metrics,morphology,per_sample,peers,segmentation] [--device cpu,cuda] [--quick]
-                             [--busy N]
+    python benchmarks/run.py [--suite ndimage,transforms,ot,metrics,morphology,per_sample,peers,segmentation,monai]
+                             [--device cpu,cuda] [--quick] [--busy N]
 
 Prints a markdown table of speed-ups (reference time / morphaug time, > 1 means
 morphaug is faster) and writes it to ``benchmarks/results/<host>-<date>.md``.
@@ -33,7 +33,7 @@ from _timing import format_table  # noqa: E402
 
 from morphaug.demo import busy_processes  # noqa: E402
 
-SUITES = ["ndimage", "transforms", "ot", "metrics", "morphology", "per_sample", "peers", "segmentation"]
+SUITES = ["ndimage", "transforms", "ot", "metrics", "morphology", "per_sample", "peers", "segmentation", "monai"]
 
 
 def main(argv=None) -> int:

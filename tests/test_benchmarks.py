@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_CV2 = pytest.mark.skipif(importlib.util.find_spec("cv2") is None, reason="opencv-python-headless not installed")
+NO_MONAI = pytest.mark.skipif(importlib.util.find_spec("monai") is None, reason="the MONAI suite compares with MONAI")
 
 
 def run_benchmarks(monkeypatch, capsys, *arguments: str) -> str:
@@ -28,8 +29,9 @@ def run_benchmarks(monkeypatch, capsys, *arguments: str) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot", "morphology", "per_sample", pytest.param("peers", marks=NO_CV2),
-                                   "segmentation"])
+@pytest.mark.parametrize("suite", ["ndimage", "transforms", "ot", "morphology", "per_sample",
+                                   pytest.param("peers", marks=NO_CV2), "segmentation",
+                                   pytest.param("monai", marks=NO_MONAI)])
 def test_suite_runs_quick(suite, monkeypatch, capsys):
     output = run_benchmarks(monkeypatch, capsys, "--suite", suite, "--device", "cpu", "--quick", "--no-write")
     table = [line for line in output.splitlines() if line.startswith("| ")]
