@@ -503,7 +503,7 @@ TRANSFORMS = [
     case("transforms.InstanceBoundary", transforms.InstanceBoundary("label", "edge", mode="outer"), DATA3,
          native={"grey_box"}),
     case("transforms.SkeletonTarget", transforms.SkeletonTarget("label", "skel", method="parallel"), DATA3,
-         reads={"binary fixpoint"}, native={"ball_morphology"}),
+         reads={"binary fixpoint"}, native={"ball_morphology", "skeletonize_parallel"}),
 ]
 
 #: scikit-image's modules: multi-value maps label by propagation off the CPU; bool maps by ndimage.label
@@ -520,9 +520,11 @@ SKIMAGE = [
          ("label", "area", "bbox", "centroid", "extent", "intensity_max"), reads={"regionprops max_label"}),
     case("measure.regionprops_table", measure.regionprops_table, On(LABEL3),
          properties=("equivalent_diameter_area", "num_pixels"), spacing=2.0, max_label=3),
-    case("morphology.skeletonize", morphology.skeletonize, On(X2), reads={"binary fixpoint"}),
-    case("morphology.skeletonize", morphology.skeletonize, On(X3), method="parallel", reads={"binary fixpoint"}),
-    case("morphology.thin", morphology.thin, On(X2), max_num_iter=2, reads={"binary fixpoint"}),
+    case("morphology.skeletonize", morphology.skeletonize, On(X2), reads={"binary fixpoint"}, native={"thinning2d"}),
+    case("morphology.skeletonize", morphology.skeletonize, On(X3), method="parallel", reads={"binary fixpoint"},
+         native={"skeletonize_parallel"}),
+    case("morphology.thin", morphology.thin, On(X2), max_num_iter=2, reads={"binary fixpoint"},
+         native={"thinning2d"}, native_reads=()),  # the kernel's 2 iterations: the bound, nothing to read
 ]
 
 MONAI = []
@@ -576,7 +578,7 @@ if monai_adapters is not None:
         case("adapters.monai.InstanceBoundaryd", monai_adapters.InstanceBoundaryd("label", mode="outer", batched=True),
              DATA3, native={"grey_box"}),
         case("adapters.monai.SkeletonTargetd", monai_adapters.SkeletonTargetd("label", batched=True), DATA2,
-             reads={"binary fixpoint"}, native={"ball_morphology"}),
+             reads={"binary fixpoint"}, native={"ball_morphology", "thinning2d"}),
         case("adapters.monai.RandHistogramTransferd", monai_adapters.RandHistogramTransferd("image", prob=1.0), DATA2,
              reads=OT_READS),
         case("adapters.monai.RandWassersteinMixd",
@@ -653,7 +655,8 @@ KORNIA_CORES = {
     "RandHistogramTransfer": ({"p": 1.0}, {"reads": OT_READS}),
     "ExpandLabels": ({"distance": 2}, {"native": {"edt"}}),
     "InstanceBoundary": ({}, {"native": {"grey_footprint"}}),
-    "SkeletonTarget": ({"method": "parallel"}, {"reads": {"binary fixpoint"}, "native": {"ball_morphology"}}),
+    "SkeletonTarget": ({"method": "parallel"}, {"reads": {"binary fixpoint"},
+                                                "native": {"ball_morphology", "skeletonize_parallel"}}),
     "RandWassersteinMix": ({"num_classes": 3, "p": 1.0}, {"reads": {"ot arguments", "ot convergence"}}),
 }
 KORNIA = []
