@@ -13,6 +13,15 @@ namespace morphaug {
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 65535;
 
+// The set bits of x (__popc on the device; the emulator's host build counts them too).
+__device__ __forceinline__ int bit_count(unsigned x) {
+#ifdef __CUDA_ARCH__
+  return __popc(x);
+#else
+  return __builtin_popcount(x);
+#endif
+}
+
 __device__ __forceinline__ int64_t grid_start() {
   return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
 }

@@ -16,14 +16,6 @@
 namespace morphaug {
 namespace {
 
-__device__ __forceinline__ int bit_count(unsigned x) {
-#ifdef __CUDA_ARCH__
-  return __popc(x);
-#else
-  return __builtin_popcount(x);
-#endif
-}
-
 // Step 3. A root's entry turns negative (its rank), so a chain of parents
 // ends at an entry equal to its index or negative.
 template <typename T>

@@ -19,14 +19,6 @@ namespace {
 
 constexpr int kTileW = 32, kTileH = 8;
 
-__device__ __forceinline__ int bit_count(unsigned x) {
-#ifdef __CUDA_ARCH__
-  return __popc(x);
-#else
-  return __builtin_popcount(x);
-#endif
-}
-
 // Sub-iteration `index` of a launcher call (the slot of its count: index % 4).
 struct Pass {
   int64_t index;

@@ -171,10 +171,6 @@ class _Regions(NamedTuple):
     pick: torch.Tensor
     shape: tuple[int, ...]
 
-    @property
-    def scalar(self) -> bool:
-        return len(self.shape) == 2
-
 
 def _regions_of(input: torch.Tensor, rule: _Rule) -> _Regions:
     """The key of each voxel under ``rule``."""

@@ -181,7 +181,7 @@ def _median(input: torch.Tensor, labels, regions: _Regions) -> torch.Tensor:
     view = (rows, regions.slots)
     found = _pick(regions, counts.view(view)) > 0
     result = _halfsum(values[_pick(regions, low.view(view))], values[_pick(regions, high.view(view))], input.dtype)
-    if regions.scalar:
+    if len(regions.shape) == 2:  # one value per slice (no index sequence)
         return result.masked_fill(~found, float("nan"))
     # SciPy's index sequence gives an absent label the first value of its sort of the slice by
     # (label, value): the least value of the slice's least label
