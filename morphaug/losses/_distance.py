@@ -31,23 +31,37 @@ def _inside_outside(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tor
     return inside, outside, interface.reshape(interface.shape + (1,) * (mask.ndim - 2))
 
 
+def check_options(flags: dict, sigmoid, softmax, act_name: str, act, reduction) -> str:
+    """A loss's options checked as MONAI's losses check them: ``flags`` (and ``sigmoid``, ``softmax``)
+    True or False, at most one activation (``act_name``: the callable's argument), a known reduction,
+    returned by its name."""
+    for name, value in {**flags, "sigmoid": sigmoid, "softmax": softmax}.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+    if act is not None and not callable(act):
+        raise TypeError(f"{act_name} must be None or callable but is {type(act).__name__}.")
+    if int(sigmoid) + int(softmax) + int(act is not None) > 1:
+        raise ValueError(f"Incompatible values: more than 1 of [sigmoid=True, softmax=True, {act_name} is not None].")
+    reduction = getattr(reduction, "value", reduction)  # monai.utils.LossReduction
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    return reduction
+
+
+def reduced(loss: torch.Tensor, reduction: str) -> torch.Tensor:
+    """``loss`` reduced by ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``)."""
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
 class _DistanceLoss(torch.nn.Module):
     """What both losses take from MONAI's: argument checks, activations, one-hot targets, background."""
 
     def __init__(self, include_background, to_onehot_y, sigmoid, softmax, other_act, reduction, batch):
         super().__init__()
-        flags = {"include_background": include_background, "to_onehot_y": to_onehot_y, "sigmoid": sigmoid,
-                 "softmax": softmax, "batch": batch}
-        for name, value in flags.items():
-            if not isinstance(value, bool):
-                raise TypeError(f"{name} must be True or False, got {value!r}")
-        if other_act is not None and not callable(other_act):
-            raise TypeError(f"other_act must be None or callable but is {type(other_act).__name__}.")
-        if int(sigmoid) + int(softmax) + int(other_act is not None) > 1:
-            raise ValueError("Incompatible values: more than 1 of [sigmoid=True, softmax=True, other_act is not None].")
-        reduction = getattr(reduction, "value", reduction)  # monai.utils.LossReduction
-        if reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        flags = {"include_background": include_background, "to_onehot_y": to_onehot_y, "batch": batch}
+        reduction = check_options(flags, sigmoid, softmax, "other_act", other_act, reduction)
         self.include_background, self.to_onehot_y, self.batch = include_background, to_onehot_y, batch
         self.sigmoid, self.softmax, self.other_act, self.reduction = sigmoid, softmax, other_act, reduction
 
@@ -96,9 +110,7 @@ class _DistanceLoss(torch.nn.Module):
             raise ValueError(f"target must have the shape of input {tuple(input.shape)}, got {tuple(target.shape)}")
 
     def _reduced(self, loss: torch.Tensor) -> torch.Tensor:
-        if self.reduction == "mean":
-            return loss.mean()
-        return loss.sum() if self.reduction == "sum" else loss
+        return reduced(loss, self.reduction)
 
 
 class HausdorffDTLoss(_DistanceLoss):

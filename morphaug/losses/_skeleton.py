@@ -17,7 +17,7 @@ import numbers
 import torch
 import torch.nn.functional as F
 
-from ._distance import REDUCTIONS, _DistanceLoss
+from ._distance import _DistanceLoss, check_options, reduced
 
 __all__ = ["SoftclDiceLoss", "SoftDiceclDiceLoss", "SkeletonRecallLoss"]
 
@@ -296,17 +296,8 @@ class SkeletonRecallLoss(torch.nn.Module):
     def __init__(self, apply_nonlin=None, batch_dice=False, do_bg=False, smooth=1.0, *, sigmoid=False,
                  softmax=False, reduction="mean"):
         super().__init__()
-        for name, value in {"batch_dice": batch_dice, "do_bg": do_bg, "sigmoid": sigmoid, "softmax": softmax}.items():
-            if not isinstance(value, bool):
-                raise TypeError(f"{name} must be True or False, got {value!r}")
-        if apply_nonlin is not None and not callable(apply_nonlin):
-            raise TypeError(f"apply_nonlin must be None or callable, got {type(apply_nonlin).__name__}")
-        if int(sigmoid) + int(softmax) + int(apply_nonlin is not None) > 1:
-            raise ValueError("Incompatible values: more than 1 of [sigmoid=True, softmax=True, "
-                             "apply_nonlin is not None].")
-        reduction = getattr(reduction, "value", reduction)  # monai.utils.LossReduction
-        if reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        reduction = check_options({"batch_dice": batch_dice, "do_bg": do_bg}, sigmoid, softmax, "apply_nonlin",
+                                  apply_nonlin, reduction)
         self.apply_nonlin, self.batch_dice, self.do_bg = apply_nonlin, batch_dice, do_bg
         self.smooth = _check_smooth("smooth", smooth)
         self.sigmoid, self.softmax, self.reduction = sigmoid, softmax, reduction
@@ -354,7 +345,4 @@ class SkeletonRecallLoss(torch.nn.Module):
             skeleton = skeleton * loss_mask.detach().to(input.dtype)
         axes = (0, *range(2, input.ndim)) if self.batch_dice else tuple(range(2, input.ndim))
         recall = ((input * skeleton).sum(axes) + self.smooth) / (skeleton.sum(axes) + self.smooth).clamp_min(1e-8)
-        loss = -recall
-        if self.reduction == "mean":
-            return loss.mean()
-        return loss.sum() if self.reduction == "sum" else loss
+        return reduced(-recall, self.reduction)
