@@ -1,18 +1,21 @@
 """``regionprops_table``: scikit-image's cheap region properties of every label of every slice, as tensors.
 
-One pass of scatters over the flat ``(b, c, label)`` key of each voxel gives every table: voxel counts,
-per-axis coordinate minima, maxima and sums, and the intensity sums, minima and maxima. No loop over
-slices or labels; the largest label is read back only when ``max_label`` is not given.
+The measurements' region tables (``morphaug.ndimage._regions``, the native ``region_stats`` kernel where
+it takes the call) give every property: voxel counts, per-axis coordinate minima, maxima and sums, and the
+intensity sums, minima and maxima, in a pass over the voxels (two with intensities). No loop over slices or
+labels; the largest label is read back only when ``max_label`` is not given.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from .. import _sync
 from .._checks import check_host_int, check_label_image, check_spacing
+from ..ndimage import _regions
 
 __all__ = ["PROPERTIES", "regionprops_table"]
 
@@ -143,59 +146,58 @@ def regionprops_table(label_image, intensity_image=None, properties=("label", "b
 
 
 def _tables(labels, intensity, properties, separator, spacing, top) -> dict[str, torch.Tensor]:
-    batch, spatial = labels.shape[:2], labels.shape[2:]
-    rank, slices, width = len(spatial), batch.numel(), top + 1
-    device = labels.device
-    rows = torch.arange(slices, device=device).view(*batch, *[1] * rank) * width
-    key = (labels.masked_fill(labels > top, 0) + rows).flatten()  # column 0: background and labels past top
+    """The properties from the measurements' region tables (``morphaug.ndimage._regions``: the native
+    ``region_stats`` kernel where it takes the call), one column per label ``1 .. top``: a pass over a
+    mask of ones for the geometry, one over the intensities for theirs."""
+    rank, wanted = labels.ndim - 2, set(properties)
+    index = np.arange(1, top + 1)  # host data, staged to the device as a user's index is
 
-    def table(values, reduce, fill):
-        out = torch.full((slices * width,), fill, dtype=values.dtype, device=device)
-        out.scatter_reduce_(0, key, values.expand(labels.shape).flatten(), reduce, include_self=False)
-        return out.view(*batch, width)[..., 1:]
+    def tables(values, *names):
+        rule = _regions._rule(values, labels, index)
+        return {name: _regions._pick(rule, table) for name, table in _regions._tables(values, rule, *names).items()}
 
-    count = torch.zeros(slices * width, dtype=torch.int64, device=device)
-    count = count.scatter_add_(0, key, torch.ones_like(key)).view(*batch, width)[..., 1:]
+    geometry = {"bounds"} if wanted & {"bbox", "area_bbox", "extent"} else set()
+    geometry |= {"moments"} if "centroid" in wanted else set()
+    picked = tables(torch.ones(labels.shape, dtype=torch.bool, device=labels.device), *geometry)
+    count = picked["count"]
     present = count > 0
+    nan = torch.full((), float("nan"), dtype=torch.float64, device=labels.device)
+    if wanted & _INTENSITY:
+        shade = tables(intensity, *({"sum"} if wanted & {"intensity_mean", "centroid_weighted"} else set()),
+                       *({"low"} if "intensity_min" in wanted else set()),
+                       *({"high"} if "intensity_max" in wanted else set()),
+                       *({"moments"} if "centroid_weighted" in wanted else set()))
     voxel = math.prod(spacing)
-    out = {}
-    coords = [torch.arange(n, device=device).view(*[1] * (2 + axis), n, *[1] * (rank - axis - 1))
-              for axis, n in enumerate(spatial)]
-    low = high = None
-    if {"bbox", "area_bbox", "extent"} & set(properties):
-        low = [table(c, "amin", 0) for c in coords]
-        high = [table(c, "amax", 0) + 1 for c in coords]
-    nan = torch.full((), float("nan"), dtype=torch.float64, device=device)
     area = count.double() * voxel
+    out = {}
     for name in properties:
         if name == "label":
-            out[name] = torch.where(present, torch.arange(1, width, device=device), 0)
+            out[name] = torch.where(present, torch.arange(1, top + 1, device=labels.device), 0)
         elif name == "num_pixels":
             out[name] = count
         elif name == "area":
             out[name] = area
         elif name == "bbox":
-            for axis, edge in enumerate(low + high):
+            edges = [picked["lower"][..., axis] for axis in range(rank)]
+            edges += [picked["upper"][..., axis] + 1 for axis in range(rank)]
+            for axis, edge in enumerate(edges):
                 out[f"{name}{separator}{axis}"] = edge.masked_fill(~present, -1)
         elif name in ("area_bbox", "extent"):
-            box = math.prod(h - l for l, h in zip(low, high)).double() * voxel
-            value = box if name == "area_bbox" else area / box
-            out[name] = torch.where(present, value, nan)
+            box = (picked["upper"] + 1 - picked["lower"]).prod(-1).double() * voxel
+            out[name] = torch.where(present, box if name == "area_bbox" else area / box, nan)
         elif name == "centroid":
-            for axis, c in enumerate(coords):
-                out[f"{name}{separator}{axis}"] = table(c.double(), "sum", 0.0) / count * spacing[axis]
+            for axis in range(rank):
+                out[f"{name}{separator}{axis}"] = picked["moments"][..., axis] / count * spacing[axis]
         elif name == "equivalent_diameter_area":
             out[name] = torch.where(present, _ball_diameter(area, rank), nan)
         elif name == "intensity_mean":
-            out[name] = table(intensity.double(), "sum", 0.0) / count
+            out[name] = shade["sum"] / count
         elif name in ("intensity_min", "intensity_max"):
-            values = intensity if intensity.is_floating_point() else intensity.double()
-            found = table(values, "amin" if name == "intensity_min" else "amax", 0)
-            out[name] = torch.where(present, found, nan.to(values.dtype))
+            found = shade["low" if name == "intensity_min" else "high"]
+            found = found if found.is_floating_point() else found.double()
+            out[name] = torch.where(present, found, nan.to(found.dtype))
         elif name == "centroid_weighted":
-            weights = intensity.double()
-            mass = table(weights, "sum", 0.0)
-            for axis, c in enumerate(coords):
+            for axis in range(rank):
                 out[f"{name}{separator}{axis}"] = torch.where(
-                    present, table(weights * c, "sum", 0.0) / mass * spacing[axis], nan)
+                    present, shade["moments"][..., axis] / shade["sum"] * spacing[axis], nan)
     return out
