@@ -25,12 +25,13 @@ from __future__ import annotations
 from . import kernels
 from ._contracts import KERNELS, Kernel, use_native, why_not
 from ._dispatch import TABLES, Case, Table
-from ._library import NativeKernelsWarning, built_for, emulating_cuda, load_emulation, load_native, ops_for
+from ._library import (NativeKernelsWarning, built_for, emulating_cuda, launcher_device, load_emulation, load_native,
+                       ops_for)
 from .._opaque import Results, distances, one_result, opaque_under_compile
 from ._report import BackendInfo, backend_info
 
 __all__ = ["KERNELS", "Kernel", "NativeKernelsWarning", "TABLES", "Case", "Table", "Results", "kernels",
-           "BackendInfo", "backend_info", "built_for", "distances", "emulating_cuda", "load_emulation",
-           "load_native", "one_result", "opaque_under_compile", "ops_for", "use_native", "why_not"]
+           "BackendInfo", "backend_info", "built_for", "distances", "emulating_cuda", "launcher_device",
+           "load_emulation", "load_native", "one_result", "opaque_under_compile", "ops_for", "use_native", "why_not"]
 
 load_native()

@@ -277,8 +277,7 @@ def use_native(kernel: str, tensor: torch.Tensor, what: str | None = None, args:
     kernel cannot take the call otherwise (``what`` names the call in the
     message), ValueError on an unknown policy.
     """
-    where = "cuda" if tensor.device.type == "cpu" and _library.emulating_cuda() else tensor.device.type
-    if KERNELS[kernel].fits(tensor.shape[2:], args, where) is not None:
+    if KERNELS[kernel].fits(tensor.shape[2:], args, _library.launcher_device(tensor)) is not None:
         return False
     choice = policy()
     if choice == "torch":

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["DEVICE_TYPES", "NativeKernelsWarning", "load_native", "load_emulation", "emulating_cuda", "ops_for",
-           "built_for", "on_load", "warn_if_missing"]
+__all__ = ["DEVICE_TYPES", "NativeKernelsWarning", "load_native", "load_emulation", "emulating_cuda",
+           "launcher_device", "ops_for", "built_for", "on_load", "warn_if_missing"]
 
 #: The device types a kernel can be built for, and their dispatch keys.
 DEVICE_TYPES = {"cpu": "CPU", "cuda": "CUDA"}
@@ -130,6 +130,12 @@ def _load(name: str):
 def emulating_cuda() -> bool:
     """Whether ``MORPHAUG_EMULATE_CUDA=1``: native calls on CPU tensors go to the emulated CUDA launchers."""
     return os.environ.get("MORPHAUG_EMULATE_CUDA", "").strip() == "1"
+
+
+def launcher_device(tensor) -> str:
+    """The device type whose launcher a native call on ``tensor`` runs: ``"cuda"`` for a CPU tensor while
+    CUDA is emulated, else the tensor's."""
+    return "cuda" if tensor.device.type == "cpu" and emulating_cuda() else tensor.device.type
 
 
 def load_emulation():

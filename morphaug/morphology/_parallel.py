@@ -142,7 +142,7 @@ def _thin_native(image: torch.Tensor) -> torch.Tensor:
     """:func:`thin_parallel` by the native kernel: every slice to its fixpoint in one call on the CPU,
     else :data:`CHUNK` rounds a call until no slice changes (one read per call)."""
     changes = EULER_CHANGES.tolist()
-    rounds = 0 if image.device.type == "cpu" and not _ops.emulating_cuda() else CHUNK
+    rounds = 0 if _ops.launcher_device(image) == "cpu" else CHUNK
     still = torch.ones(image.shape[:2], dtype=torch.bool, device=image.device)
     while True:
         image, still = _ops.kernels.skeletonize_parallel(image, still, changes, rounds)

@@ -121,7 +121,7 @@ def _thin_native(image: torch.Tensor, algorithm: str, max_iterations: int | None
     on CUDA (and in its emulation) calls of :data:`CHUNK` iterations, the deleted count read after each."""
     # every iteration but the last deletes a pixel: no slice needs more than H * W + 1
     bound = max_iterations or image.shape[-2] * image.shape[-1] + 1
-    chunk = CHUNK if image.device.type != "cpu" or _ops.emulating_cuda() else bound
+    chunk = bound if _ops.launcher_device(image) == "cpu" else CHUNK
     done = 0
     while True:
         steps = min(chunk, bound - done)
