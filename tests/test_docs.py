@@ -32,6 +32,7 @@ DOCS = ROOT / "docs"
 NOT_IMPORTED = {"morphaug.build.__main__"}
 # The framework each adapter module needs.
 FRAMEWORKS = {"morphaug.adapters.monai": "monai", "morphaug.adapters.monai_metrics": "monai",
+              "morphaug.adapters.monai_handlers": "ignite",
               "morphaug.adapters.torchvision": "torchvision", "morphaug.adapters.kornia": "kornia",
               "morphaug.adapters.kornia.morphology": "kornia", "morphaug.adapters.kornia.contrib": "kornia"}
 

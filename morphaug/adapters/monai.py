@@ -39,7 +39,10 @@ Metrics
     ``HausdorffDistanceMetric``, ``SurfaceDistanceMetric`` and
     ``SurfaceDiceMetric`` are MONAI's metric classes computed by
     :mod:`morphaug.metrics`, with MONAI's signatures (defined in
-    :mod:`morphaug.adapters.monai_metrics`).
+    :mod:`morphaug.adapters.monai_metrics`); ``HausdorffDistance``,
+    ``SurfaceDistance`` and ``PanopticQuality`` are MONAI's ignite handlers
+    over them (:mod:`morphaug.adapters.monai_handlers`; pytorch-ignite is
+    needed to make one, not to import this module).
 
 Example:
     >>> import torch
@@ -73,7 +76,8 @@ except ImportError as error:  # pragma: no cover - exercised without MONAI
 
 from .. import transforms as _core
 from ._common import Adapted, check_flag
-from . import monai_losses, monai_metrics, monai_morphology, monai_post
+from . import monai_handlers, monai_losses, monai_metrics, monai_morphology, monai_post
+from .monai_handlers import HausdorffDistance, PanopticQuality, SurfaceDistance
 from .monai_losses import BoundaryLoss, HausdorffDTLoss, LogHausdorffDTLoss, SoftclDiceLoss, SoftDiceclDiceLoss
 from .monai_metrics import (
     HausdorffDistanceMetric,
@@ -92,7 +96,7 @@ __all__ = ["RandLabelMorphologyd", "RandGreyMorphologyd", "DistanceMapd", "Label
            "RandBoundaryJitterd", "KeepLargestComponentsd", "RemoveSmallComponentsd", "RandRemoveComponentd",
            "RandHistogramTransferd", "RandWassersteinMixd", "ExpandLabelsd", "InstanceBoundaryd",
            "SkeletonTargetd",
-           *monai_metrics.__all__, *monai_losses.__all__, *monai_morphology.__all__, *monai_post.__all__]
+           *monai_metrics.__all__, *monai_handlers.__all__, *monai_losses.__all__, *monai_morphology.__all__, *monai_post.__all__]
 
 
 class _Mapd(Adapted, MapTransform):

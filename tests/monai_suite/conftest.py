@@ -6,7 +6,9 @@ The ``test_*.py`` files here are MONAI's (Project-MONAI/MONAI d388d1c, the snaps
 change: the classes they test are imported from ``morphaug.adapters.monai`` instead of ``monai``
 (``from monai.transforms import FillHoles`` -> ``from morphaug.adapters.monai import FillHoles``), and
 MONAI's test helpers from :mod:`monai_suite.monai_test_utils` instead of ``tests.test_utils``.
-``test_cldice_loss.py`` is MONAI 3ef4dbc's, which tests 1.6.1's ``SoftclDiceLoss`` (d388d1c's calls the
+The ``test_handler_*.py`` files (MONAI's tests of its ignite handlers ``HausdorffDistance``,
+``SurfaceDistance`` and ``PanopticQuality``, from ``tests/handlers``) need pytorch-ignite and are not collected
+without it. ``test_cldice_loss.py`` is MONAI 3ef4dbc's, which tests 1.6.1's ``SoftclDiceLoss`` (d388d1c's calls the
 losses by the ``y_pred`` / ``y_true`` names that 1.6.1 no longer takes).
 Everything else (``MetaTensor``, ``convert_to_dst_type``, ...) is MONAI's own. The tests run on the
 backend ``MORPHAUG_BACKEND`` selects (CI runs the whole suite once with the automatic choice and once with
@@ -34,6 +36,8 @@ try:
     import monai  # noqa: F401
 except ImportError:  # the suite is MONAI's: nothing to run without it
     collect_ignore_glob = ["test_*.py"]
+else:
+    collect_ignore_glob = [] if importlib.util.find_spec("ignite") else ["test_handler_*.py"]  # MONAI's handlers
 
 #: Tests that fail for a documented difference, by test id prefix, with the reason.
 KNOWN_DIFFERENCES: dict[str, str] = {}
