@@ -492,6 +492,32 @@ def test_remove_small_objects_on_label_values_dense_and_sparse(values):
         assert torch.equal(batched, torch.stack([ours(sample) for sample in batch]))
 
 
+@pytest.mark.parametrize("kinds", ["binary", "binary,labels", "labels", "binary,single"])
+def test_remove_small_objects_batched_over_each_mix_of_samples(kinds):
+    """A batch whose samples are all masks, all label maps, or a mix (with or without a sample of one value)
+    gives each sample what it gives alone."""
+    g = torch.Generator().manual_seed(len(kinds))
+    make = {"binary": lambda: (torch.rand(1, 9, 8, generator=g) < 0.4).float(),
+            "labels": lambda: torch.randint(0, 4, (1, 9, 8), generator=g).float(),
+            "single": lambda: torch.full((1, 9, 8), 2.0)}
+    batch = torch.stack([make[kind]() for kind in kinds.split(",") for _ in range(2)])
+    for independent in (True, False):
+        ours = monai_adapters.RemoveSmallObjects(min_size=3, independent_channels=independent)
+        batched = monai_adapters.RemoveSmallObjects(min_size=3, independent_channels=independent, batched=True)(batch)
+        assert torch.equal(batched, torch.stack([ours(sample) for sample in batch]))
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1, 5), (2, 1, 1, 4), (1, 3, 1, 1), (3, 2, 5, 1), (2, 1, 4, 1, 3), (1, 1, 3, 4, 5)])
+def test_label_to_contour_on_thin_shapes(shape):
+    """Axes of one voxel have no neighbours along them: MONAI's values, per sample as in a batch."""
+    batch = torch.rand(shape, generator=torch.Generator().manual_seed(len(shape))) * 3 - 1
+    ours = monai_adapters.LabelToContour()
+    for sample in batch:
+        assert_same(ours(sample), monai_result("LabelToContour", {}, sample))
+    batched = monai_adapters.LabelToContour(batched=True)(batch)
+    assert torch.equal(batched, torch.stack([ours(sample) for sample in batch]))
+
+
 @pytest.mark.parametrize("name", [f"{name}{suffix}" for name in DROP_INS for suffix in ("", "d")])
 def test_drop_in_signatures_are_monai_s_plus_batched(name):
     """MONAI's parameters, in MONAI's order, with MONAI's defaults, then the keyword-only ``batched=False``;

@@ -123,6 +123,11 @@ def _distinct(x: torch.Tensor) -> list:
     return [value for value, flag in enumerate(present[:_SLOTS]) if flag]
 
 
+def _per_sample(flags: list, like: torch.Tensor) -> torch.Tensor:
+    """One flag per sample ``(B, 1, ...)`` on ``like``'s device, to choose between whole samples."""
+    return _sync.to_device(torch.tensor(flags), like.device).view(-1, *([1] * (like.ndim - 1)))
+
+
 def _values(labels: list, like: torch.Tensor) -> torch.Tensor:
     """Label values ``(1, K, 1, ...)`` in ``like``'s dtype, on its device."""
     table = _sync.to_device(torch.tensor(labels, dtype=like.dtype), like.device)
@@ -281,10 +286,10 @@ class RemoveSmallObjects(_Post):
                                                classes=(1,), label_format="index")
             kept = core(fg[:, None]).view(x.shape)
             by_mask = x * kept if not self.independent_channels else kept.to(x.dtype)
-            use = _sync.to_device(torch.tensor(binary), x.device) | (not self.independent_channels)
-            out = torch.where(use.view(-1, *([1] * (x.ndim - 1))), by_mask, out)
-        keep = _sync.to_device(torch.tensor(single), x.device).view(-1, *([1] * (x.ndim - 1)))
-        return torch.where(keep, x, out)
+            use = [b or not self.independent_channels for b in binary]
+            out = by_mask if all(use) else torch.where(_per_sample(use, x), by_mask, out)
+        # a batch-sized pass only where the samples take different paths
+        return torch.where(_per_sample(single, x), x, out) if any(single) else out
 
     def _small_labels(self, x: torch.Tensor, threshold: float) -> torch.Tensor:
         """skimage on a map of labels: each sample's label values held by too few voxels become 0."""
@@ -417,12 +422,17 @@ class LabelToContour(_Post):
         if rank not in (2, 3):
             raise ValueError(f"{self.__class__} can only handle 2D or 3D images.")
         values = x if x.is_floating_point() else x.float()
-        box = values  # the sum over the 3^n box, zero outside: one 3-tap sum per axis
+        # the sum over the 3^n box, zero outside: one 3-tap sum per axis, in place in two buffers that
+        # take turns (the output is the spare one): fresh batch-sized temporaries cost a page fault per page
+        box, spare = values, None
         for axis in range(2, x.ndim):
-            padded = torch.nn.functional.pad(box, [0, 0] * (x.ndim - 1 - axis) + [1, 1])
+            summed = box.clone() if spare is None else spare.copy_(box)
             n = x.shape[axis]
-            box = padded.narrow(axis, 0, n) + padded.narrow(axis, 1, n) + padded.narrow(axis, 2, n)
-        return (values * 3**rank - box).clamp_(0.0, 1.0)
+            if n > 1:
+                summed.narrow(axis, 1, n - 1).add_(box.narrow(axis, 0, n - 1))
+                summed.narrow(axis, 0, n - 1).add_(box.narrow(axis, 1, n - 1))
+            box, spare = summed, (None if box is values else box)
+        return torch.mul(values, 3**rank, out=spare).sub_(box).clamp_(0.0, 1.0)
 
 
 class LabelFilter(_Post):
