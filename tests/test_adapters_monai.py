@@ -518,6 +518,17 @@ def test_label_to_contour_on_thin_shapes(shape):
     assert torch.equal(batched, torch.stack([ours(sample) for sample in batch]))
 
 
+@pytest.mark.parametrize("chunk_bytes", [1, 9000, 1 << 40])
+def test_label_to_contour_in_chunks_of_samples_as_at_once(monkeypatch, chunk_bytes):
+    """On the CPU a batch is taken a few samples at a time: one, three, or all of them give the same values."""
+    from morphaug.adapters import monai_post
+    g = torch.Generator().manual_seed(chunk_bytes % 7)
+    batch = torch.randint(0, 3, (7, 2, 9, 8, 5), generator=g).float() * (torch.rand(7, 2, 9, 8, 5, generator=g) > 0.3)
+    expected = torch.stack([monai_adapters.LabelToContour()(sample) for sample in batch])
+    monkeypatch.setattr(monai_post, "_CPU_CHUNK_BYTES", chunk_bytes)
+    assert torch.equal(monai_adapters.LabelToContour(batched=True)(batch), expected)
+
+
 @pytest.mark.parametrize("name", [f"{name}{suffix}" for name in DROP_INS for suffix in ("", "d")])
 def test_drop_in_signatures_are_monai_s_plus_batched(name):
     """MONAI's parameters, in MONAI's order, with MONAI's defaults, then the keyword-only ``batched=False``;

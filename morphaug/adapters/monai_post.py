@@ -395,12 +395,31 @@ class DistanceTransformEDT(_Post):
         return distances
 
 
+#: The bytes of samples :class:`LabelToContour` takes at once on the CPU (within the caches).
+_CPU_CHUNK_BYTES = 4 << 20
+
+
+def _laplace(values: torch.Tensor, out: torch.Tensor) -> None:
+    """MONAI's Laplacian edge of ``values`` clamped to ``[0, 1]``, into ``out``: ``3^n`` times the voxel less the
+    sum over its ``3^n`` box (zero outside), one 3-tap sum per axis, in place in two buffers that take turns."""
+    box, spare = values, None
+    for axis in range(2, values.ndim):
+        summed = box.clone() if spare is None else spare.copy_(box)
+        n = values.shape[axis]
+        if n > 1:
+            summed.narrow(axis, 1, n - 1).add_(box.narrow(axis, 0, n - 1))
+            summed.narrow(axis, 0, n - 1).add_(box.narrow(axis, 1, n - 1))
+        box, spare = summed, (None if box is values else box)
+    torch.mul(values, 3 ** (values.ndim - 2), out=out).sub_(box).clamp_(0.0, 1.0)
+
+
 class LabelToContour(_Post):
     """MONAI's ``LabelToContour``: MONAI's Laplacian edge of each channel, clamped to ``[0, 1]``.
 
     ``(3^n - 1) x - (the sum of x's other neighbours in the 3^n box)``, zero outside, MONAI's
     convolution, as ``3^n x`` less a separable box sum (exact for whole numbers; other values within
-    float rounding), every sample and channel at once: a linear filter, on 0/1 masks the inner boundary
+    float rounding), every sample and channel at once (on the CPU, a few MiB of samples at a time, within
+    the caches): a linear filter, on 0/1 masks the inner boundary
     ``x & ~binary_erosion(x)``, and MONAI's values for any other input. 2-D and 3-D, as MONAI's.
     ``batched``: see :mod:`morphaug.adapters.monai_post`.
 
@@ -422,17 +441,13 @@ class LabelToContour(_Post):
         if rank not in (2, 3):
             raise ValueError(f"{self.__class__} can only handle 2D or 3D images.")
         values = x if x.is_floating_point() else x.float()
-        # the sum over the 3^n box, zero outside: one 3-tap sum per axis, in place in two buffers that
-        # take turns (the output is the spare one): fresh batch-sized temporaries cost a page fault per page
-        box, spare = values, None
-        for axis in range(2, x.ndim):
-            summed = box.clone() if spare is None else spare.copy_(box)
-            n = x.shape[axis]
-            if n > 1:
-                summed.narrow(axis, 1, n - 1).add_(box.narrow(axis, 0, n - 1))
-                summed.narrow(axis, 0, n - 1).add_(box.narrow(axis, 1, n - 1))
-            box, spare = summed, (None if box is values else box)
-        return torch.mul(values, 3**rank, out=spare).sub_(box).clamp_(0.0, 1.0)
+        out = torch.empty_like(values)
+        # on the CPU, a few MiB of samples at a time, so that the passes over them stay in the cache
+        sample_bytes = max(1, values.nbytes // max(1, len(values)))
+        step = max(1, _CPU_CHUNK_BYTES // sample_bytes if values.device.type == "cpu" else len(values))
+        for start in range(0, len(values), step):
+            _laplace(values[start:start + step], out[start:start + step])
+        return out
 
 
 class LabelFilter(_Post):
