@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .. import ndimage
+from .. import _sync, ndimage
 from ._arguments import _sampling, foreground, volumes
 from ._lists import _reads_are_free
 from ._surfel_tables import NORMALS_2D, NORMALS_3D
@@ -73,14 +73,14 @@ def _distances_to(surface: torch.Tensor, sampling) -> torch.Tensor:
 
 def _rows(source: torch.Tensor, distance: torch.Tensor, area: torch.Tensor):
     """The lists of the rows ``(R, cells)`` as ``(distance, area)`` matrices ``(R, K)``: each row's
-    ``source`` cells first, then padding (inf, 0). Packed to the longest list on the CPU."""
+    ``source`` cells, padding (nan, 0) elsewhere. Packed to the longest list on the CPU."""
     if not _reads_are_free(source):
-        return torch.where(source, distance, math.inf), torch.where(source, area, 0.0)
+        return torch.where(source, distance, math.nan), torch.where(source, area, 0.0)
     counts = source.sum(-1)
     rows, cells = source.nonzero(as_tuple=True)
     column = torch.arange(rows.numel()) - (counts.cumsum(0) - counts)[rows]
     width = max(int(counts.max()), 1)
-    d = distance.new_full((source.shape[0], width), math.inf).index_put_((rows, column), distance[rows, cells])
+    d = distance.new_full((source.shape[0], width), math.nan).index_put_((rows, column), distance[rows, cells])
     a = area.new_zeros((source.shape[0], width)).index_put_((rows, column), area[rows, cells])
     return d, a
 
@@ -91,11 +91,11 @@ def _by(key: torch.Tensor, d: torch.Tensor, a: torch.Tensor):
 
 
 def _sorted(d: torch.Tensor, a: torch.Tensor):
-    """Each row's list in order of (distance, area), as DeepMind sorts it, then the padding (area 0,
-    which ties with the list where the other surface is empty): three stable sorts."""
+    """Each row's list in order of (distance, area), as DeepMind sorts it, then the padding (nan sorts
+    last, even after infinite distances; it becomes inf): two stable sorts."""
     d, a = _by(a, d, a)
     d, a = _by(d, d, a)
-    return _by(a == 0, d, a)
+    return torch.where(d.isnan(), math.inf, d), a
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,7 +194,7 @@ def surfel_distances(pred, ref, sampling=None) -> SurfelDistances:
     codes = _codes(torch.cat([foreground(ref, "ref"), foreground(pred, "pred")]))  # (2B, C, *cells)
     surfaces = (codes != 0) & (codes != 2 ** 2 ** rank - 1)
     distances = _distances_to(surfaces, sampling).roll(pred.shape[0], 0)  # to the other mask's surface
-    areas = torch.as_tensor(_areas(sampling)).to(codes.device)[codes.long()]
+    areas = _sync.to_device(torch.from_numpy(_areas(sampling)), codes.device)[codes.long()]
     shape = (2, *pred.shape[:2])
     rows = math.prod(shape)
     d, a = _sorted(*_rows(surfaces.reshape(rows, -1), distances.reshape(rows, -1), areas.reshape(rows, -1)))
