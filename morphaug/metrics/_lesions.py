@@ -58,13 +58,23 @@ class LesionWiseResult(NamedTuple):
     lesion_hd95: torch.Tensor
 
 
-def _global_labels(mask: torch.Tensor, structure):
-    """The components of every slice of ``mask``, numbered across the batch: ``(B*C, V)`` int64 ids
-    (-1 outside), and the number of components of each slice ``(B*C,)``."""
+class _Components(NamedTuple):
+    """The components of every slice of a mask: ``labels (B, C, *spatial)`` numbered per slice (0
+    outside), ``ids (B*C, V)`` int64 numbered across the batch (-1 outside), ``counts`` and the id of
+    each slice's first component ``first`` (``(B*C,)``)."""
+
+    labels: torch.Tensor
+    ids: torch.Tensor
+    counts: torch.Tensor
+    first: torch.Tensor
+
+
+def _components(mask: torch.Tensor, structure) -> _Components:
     labels, counts = ndimage.label(mask, structure=structure)
-    labels, counts = labels.flatten(2).flatten(0, 1).long(), counts.flatten()
-    first = (counts.cumsum(0) - counts).view(-1, 1)
-    return torch.where(labels > 0, labels + first - 1, -1), counts
+    counts = counts.flatten()
+    first = counts.cumsum(0) - counts
+    flat = labels.flatten(2).flatten(0, 1).long()
+    return _Components(labels, torch.where(flat > 0, flat + first[:, None] - 1, -1), counts, first)
 
 
 def _tally(index: torch.Tensor, where: torch.Tensor, bins: int, weights=None) -> torch.Tensor:
@@ -74,17 +84,13 @@ def _tally(index: torch.Tensor, where: torch.Tensor, bins: int, weights=None) ->
     return torch.zeros(bins + 1, dtype=values.dtype, device=index.device).index_add_(0, index, values)[:bins]
 
 
-def _boxes(index: torch.Tensor, where: torch.Tensor, bins: int, spatial) -> torch.Tensor:
-    """``(2, bins, S)``: the smallest and largest coordinate of each id's voxels (``where``) along each
-    axis; ``(+big, -1)`` for an id without any."""
-    coordinates = torch.stack(torch.meshgrid(*(torch.arange(n, device=index.device) for n in spatial),
-                                             indexing="ij"), -1).view(1, -1, len(spatial))
-    coordinates = coordinates.expand(index.shape[0], -1, -1).reshape(-1, len(spatial))
-    index = torch.where(where, index, bins).flatten().unsqueeze(1).expand(-1, len(spatial))
-    big = max(spatial)
-    low = torch.full((bins + 1, len(spatial)), big, device=index.device).scatter_reduce_(0, index, coordinates, "amin")
-    high = torch.full((bins + 1, len(spatial)), -1, device=index.device).scatter_reduce_(0, index, coordinates, "amax")
-    return torch.stack([low[:bins], high[:bins]])
+def _boxes(labels: torch.Tensor, first: torch.Tensor, of_slice: torch.Tensor, most: int) -> torch.Tensor:
+    """``(2, N, S)``: the first and last coordinates of each of the ``N`` components numbered across the
+    batch (``of_slice``: their slices) of the per-slice ``labels`` (at most ``most`` per slice)."""
+    boxes, _ = ndimage.find_objects(labels, max_label=max(most, 1))
+    local = torch.arange(of_slice.numel(), device=labels.device) - first[of_slice]
+    found = boxes.flatten(0, 2)[of_slice * max(most, 1) + local]
+    return torch.stack([found[:, 0], found[:, 1] - 1])
 
 
 def _crops(volume: torch.Tensor, slices: torch.Tensor, low: torch.Tensor, size) -> torch.Tensor:
@@ -99,37 +105,42 @@ def _crops(volume: torch.Tensor, slices: torch.Tensor, low: torch.Tensor, size) 
     return volume[tuple(index)]
 
 
-def _lesion_hd95(ref, pred, lesion, comp, matched, lesion_slice, sampling) -> torch.Tensor:
+def _lesion_hd95(ref, pred, lesion: _Components, comp: _Components, matched, of_slice, most, sampling):
     """The HD95 of each lesion against the predicted lesions it matches, ``(N,)`` (inf where none):
     each pair cut to its bounding box, all boxes (padded to the largest along each axis) measured by
-    one :func:`surfel_distances`."""
-    n_lesions, spatial = matched.shape[1], ref.shape[2:]
-    gt_box = _boxes(lesion, ref.flatten(2).flatten(0, 1), n_lesions, spatial)
-    comp_box = _boxes(comp, pred.flatten(2).flatten(0, 1), matched.shape[0], spatial)
+    one :func:`surfel_distances`. ``of_slice``: the slice of each lesion and of each predicted lesion;
+    ``most``: the most of either in a slice."""
+    spatial = ref.shape[2:]
+    gt_box = _boxes(torch.where(ref, lesion.labels, 0), lesion.first, of_slice[0], most[0])
+    comp_box = _boxes(comp.labels, comp.first, of_slice[1], most[1])
     big = max(spatial)
     low = torch.minimum(gt_box[0], torch.where(matched[..., None], comp_box[0, :, None], big).amin(0))
     high = torch.maximum(gt_box[1], torch.where(matched[..., None], comp_box[1, :, None], -1).amax(0))
     size = _sync.host_read((high - low + 1).amax(0), "lesion-wise sizes")
+    n_lesions, lesion_slice, volume = matched.shape[1], of_slice[0], (-1, *spatial)
     inside = math.prod(torch.arange(extent, device=low.device).view([-1 if a == axis else 1 for a in range(3)])
                        <= (high - low)[:, axis].view(-1, 1, 1, 1) for axis, extent in enumerate(size))
-    volume = (-1, *spatial)
     ids = torch.arange(n_lesions, device=low.device).view(-1, 1, 1, 1)
-    gt = inside & (_crops(lesion.view(volume), lesion_slice, low, size) == ids) & _crops(ref.view(volume),
-                                                                                        lesion_slice, low, size)
-    comps = _crops(comp.view(volume), lesion_slice, low, size)
+    gt = inside & (_crops(lesion.ids.view(volume), lesion_slice, low, size) == ids) & _crops(
+        ref.view(volume), lesion_slice, low, size)
+    comps = _crops(comp.ids.view(volume), lesion_slice, low, size)
     predicted = inside & (comps >= 0) & matched[comps.clamp(min=0), ids]
     return surfel_distances(predicted.unsqueeze(1), gt.unsqueeze(1), sampling).robust_hausdorff(95)[:, 0]
 
 
+def _voxels(mask: torch.Tensor) -> torch.Tensor:
+    """``(B, C)``: the voxels of each slice of ``mask``."""
+    return torch.count_nonzero(mask.flatten(2), -1)
+
+
 def _legacy(pred, ref, sampling, missing_hd95):
     """The whole masks' Dice and HD95 (1 and 0 where both are empty), sensitivity and specificity."""
-    both = (pred & ref).flatten(2).sum(-1).double()
-    n_pred, n_ref = pred.flatten(2).sum(-1).double(), ref.flatten(2).sum(-1).double()
+    both, n_pred, n_ref = (_voxels(x).double() for x in (pred & ref, pred, ref))
     empty = (n_pred == 0) & (n_ref == 0)
     dice = torch.where(empty, 1.0, 2 * both / (n_pred + n_ref))
     hd95 = surfel_distances(pred, ref, sampling).robust_hausdorff(95)
     hd95 = torch.where(empty, 0.0, hd95.nan_to_num(posinf=missing_hd95))
-    negatives = (~pred & ~ref).flatten(2).sum(-1).double()
+    negatives = pred[0, 0].numel() - (n_pred + n_ref - both)
     sensitivity = torch.where(empty, 1.0, both / (n_ref + sys.float_info.min))
     specificity = negatives / (negatives + n_pred - both + sys.float_info.min)
     return dice, hd95, sensitivity, specificity
@@ -232,20 +243,21 @@ def lesion_wise_metrics(pred, ref, sampling=None, dilation_factor=3, volume_thre
     slices = pred.shape[:2]
 
     dilated = ndimage.binary_dilation(ref, ndimage.generate_binary_structure(3, 2), iterations=dilation_factor)
-    lesion, n_lesions = _global_labels(dilated, _FULL)
-    comp, n_comps = _global_labels(pred, _FULL)
-    lesions, comps = _sync.host_read(torch.stack([n_lesions.sum(), n_comps.sum()]), "lesion-wise sizes")
+    lesion, comp = _components(dilated, _FULL), _components(pred, _FULL)
+    counts = torch.stack([lesion.counts, comp.counts])
+    lesions, comps, *most = _sync.host_read(torch.cat([counts.sum(1), counts.amax(1)]), "lesion-wise sizes")
     flat_pred, flat_ref, flat_dilated = (x.flatten(2).flatten(0, 1) for x in (pred, ref, dilated))
 
-    pairs = torch.where(flat_pred & flat_dilated, comp * lesions + lesion, comps * lesions)
+    pairs = torch.where(flat_pred & flat_dilated, comp.ids * lesions + lesion.ids, comps * lesions)
     matched = torch.zeros(comps * lesions + 1, dtype=torch.bool, device=pred.device)
     matched = matched.index_fill_(0, pairs.flatten(), True)[:-1].view(comps, lesions)
-    comp_size = _tally(comp, flat_pred, comps).double()
-    gt_count = _tally(lesion, flat_ref, lesions)
-    dice = 2 * _tally(lesion, flat_ref & flat_pred, lesions) / (gt_count + matched.double().T @ comp_size)
+    comp_size = _tally(comp.ids, flat_pred, comps).double()
+    gt_count = _tally(lesion.ids, flat_ref, lesions)
+    dice = 2 * _tally(lesion.ids, flat_ref & flat_pred, lesions) / (gt_count + matched.double().T @ comp_size)
     slice_ids = torch.arange(math.prod(slices), device=pred.device)
-    lesion_slice = slice_ids.repeat_interleave(n_lesions, output_size=lesions)
-    hd95 = (_lesion_hd95(ref, pred, lesion, comp, matched, lesion_slice, sampling) if lesions
+    lesion_slice = slice_ids.repeat_interleave(lesion.counts, output_size=lesions)
+    comp_slice = slice_ids.repeat_interleave(comp.counts, output_size=comps)
+    hd95 = (_lesion_hd95(ref, pred, lesion, comp, matched, (lesion_slice, comp_slice), most, sampling) if lesions
             else dice.new_zeros(0)).nan_to_num(posinf=missing_hd95)
     lesion_matched = matched.any(0)
 
@@ -256,7 +268,6 @@ def lesion_wise_metrics(pred, ref, sampling=None, dilation_factor=3, volume_thre
     def slice_sum(values):
         return torch.zeros(per_slice, dtype=values.dtype, device=pred.device).index_add_(0, lesion_slice, values)
 
-    comp_slice = slice_ids.repeat_interleave(n_comps, output_size=comps)
     num_fp = torch.zeros(per_slice, dtype=torch.int64, device=pred.device).index_add_(
         0, comp_slice, (~matched.any(1)).long())
     scored = slice_sum(kept.long()) + num_fp
@@ -264,7 +275,7 @@ def lesion_wise_metrics(pred, ref, sampling=None, dilation_factor=3, volume_thre
     lesion_hd95 = torch.where(scored > 0, (slice_sum(torch.where(kept, hd95, 0.0)) + missing_hd95 * num_fp)
                               / scored, 0.0)
     legacy_dice, legacy_hd95, sensitivity, specificity = _legacy(pred, ref, sampling, missing_hd95)
-    gt_volume = ref.flatten(2).sum(-1).double() * sampling[0] * sampling[1] * sampling[2]
+    gt_volume = _voxels(ref).double() * sampling[0] * sampling[1] * sampling[2]
     return LesionWiseResult(
         lesion_dice.view(slices), lesion_hd95.view(slices), slice_sum((kept & lesion_matched).long()).view(slices),
         num_fp.view(slices), slice_sum((kept & ~lesion_matched).long()).view(slices), legacy_dice, legacy_hd95,

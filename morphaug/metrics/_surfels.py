@@ -15,8 +15,8 @@ Here the codes of all slices are a few shifts, the distances one batched EDT in
 float64 (SciPy's), and the lists of all slices are the rows of one padded
 matrix: the surface cells of each row in order of (distance, area), as DeepMind
 sorts them, then padding (distance inf, area 0). On the CPU the rows are packed
-to the longest list; elsewhere a row holds every cell of its slice (nothing is
-read back).
+to the longest list and the slices cut to the box of the batch's masks;
+elsewhere a row holds every cell of its slice (nothing is read back).
 """
 
 from __future__ import annotations
@@ -62,6 +62,19 @@ def _codes(mask: torch.Tensor) -> torch.Tensor:
     return codes
 
 
+def _cropped(pred: torch.Tensor, ref: torch.Tensor):
+    """Both masks cut to the bounding box of all their voxels in the batch, where reading it back is
+    free (the CPU; DeepMind crops each slice too): the surfaces and their distances are the same."""
+    if not _reads_are_free(pred):
+        return pred, ref
+    either = (pred | ref).flatten(0, 1).any(0)
+    window = []
+    for axis in range(either.ndim):
+        hits = either.any(tuple(a for a in range(either.ndim) if a != axis)).nonzero()
+        window.append(slice(int(hits[0]), int(hits[-1]) + 1) if hits.numel() else slice(0, 1))
+    return pred[(..., *window)], ref[(..., *window)]
+
+
 def _distances_to(surface: torch.Tensor, sampling) -> torch.Tensor:
     """The float64 distance of every cell to the nearest cell of ``surface`` in its slice (inf where
     the slice has none): SciPy's EDT, as DeepMind's."""
@@ -71,17 +84,18 @@ def _distances_to(surface: torch.Tensor, sampling) -> torch.Tensor:
     return torch.where(found, distances, math.inf)
 
 
-def _rows(source: torch.Tensor, distance: torch.Tensor, area: torch.Tensor):
+def _rows(source: torch.Tensor, distance: torch.Tensor, codes: torch.Tensor, table: torch.Tensor):
     """The lists of the rows ``(R, cells)`` as ``(distance, area)`` matrices ``(R, K)``: each row's
-    ``source`` cells, padding (nan, 0) elsewhere. Packed to the longest list on the CPU."""
+    ``source`` cells with their areas (``table`` of the ``codes``), padding (nan, 0) elsewhere. Packed
+    to the longest list on the CPU."""
     if not _reads_are_free(source):
-        return torch.where(source, distance, math.nan), torch.where(source, area, 0.0)
-    counts = source.sum(-1)
+        return torch.where(source, distance, math.nan), torch.where(source, table[codes.long()], 0.0)
+    counts = torch.count_nonzero(source, -1)
     rows, cells = source.nonzero(as_tuple=True)
     column = torch.arange(rows.numel()) - (counts.cumsum(0) - counts)[rows]
     width = max(int(counts.max()), 1)
     d = distance.new_full((source.shape[0], width), math.nan).index_put_((rows, column), distance[rows, cells])
-    a = area.new_zeros((source.shape[0], width)).index_put_((rows, column), area[rows, cells])
+    a = table.new_zeros((source.shape[0], width)).index_put_((rows, column), table[codes[rows, cells].long()])
     return d, a
 
 
@@ -191,12 +205,13 @@ def surfel_distances(pred, ref, sampling=None) -> SurfelDistances:
         raise ValueError(f"surfel_distances takes 2-D or 3-D slices (B, C, H, W) or (B, C, D, H, W), got shape "
                          f"{tuple(pred.shape)}")
     sampling = _sampling(1.0 if sampling is None else sampling, rank, "euclidean")
-    codes = _codes(torch.cat([foreground(ref, "ref"), foreground(pred, "pred")]))  # (2B, C, *cells)
+    pred, ref = _cropped(foreground(pred, "pred"), foreground(ref, "ref"))
+    codes = _codes(torch.cat([ref, pred]))  # (2B, C, *cells)
     surfaces = (codes != 0) & (codes != 2 ** 2 ** rank - 1)
-    distances = _distances_to(surfaces, sampling).roll(pred.shape[0], 0)  # to the other mask's surface
-    areas = _sync.to_device(torch.from_numpy(_areas(sampling)), codes.device)[codes.long()]
+    distances = _distances_to(surfaces.roll(pred.shape[0], 0), sampling)  # to the other mask's surface
+    table = _sync.to_device(torch.from_numpy(_areas(sampling)), codes.device)
     shape = (2, *pred.shape[:2])
     rows = math.prod(shape)
-    d, a = _sorted(*_rows(surfaces.reshape(rows, -1), distances.reshape(rows, -1), areas.reshape(rows, -1)))
-    counts = surfaces.flatten(2).sum(-1).view(shape)
+    d, a = _sorted(*_rows(surfaces.view(rows, -1), distances.view(rows, -1), codes.view(rows, -1), table))
+    counts = torch.count_nonzero(surfaces.flatten(2), -1).view(shape)
     return SurfelDistances(d.view(*shape, -1), a.view(*shape, -1), counts)
