@@ -117,3 +117,19 @@ def test_bad_arguments():
         surfel_distances(y, y, (1.0, -1.0))
     with pytest.raises(ValueError, match="binary"):
         surfel_distances(y.float() + 2, y)
+
+
+def test_tables_are_what_the_script_derives():
+    """``_surfel_tables`` is the output of scripts/surfel_tables.py (marching squares / cubes per code)."""
+    pytest.importorskip("skimage")
+    import importlib.util
+    from pathlib import Path
+
+    from morphaug.metrics._surfel_tables import NORMALS_2D, NORMALS_3D
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "surfel_tables.py"
+    spec = importlib.util.spec_from_file_location("surfel_tables", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert tuple(map(tuple, script.table(2))) == NORMALS_2D
+    assert tuple(map(tuple, script.table(3))) == NORMALS_3D
