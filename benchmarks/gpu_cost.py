@@ -330,7 +330,7 @@ CALLS = [
                        (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n)), {}), native={"edt"}),
     call("metrics.lesion_wise_metrics",
          lambda d, n: (metrics.lesion_wise_metrics, (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n)), {}),
-         reads={"lesion-wise sizes"}, native={"binary_erosion", "label", "edt"}),
+         reads={"lesion-wise sizes"}, native={"binary_erosion", "label", "edt", "region_stats"}),
     call("metrics.hausdorff_distance",
          lambda d, n: (metrics.hausdorff_distance, (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n)),
                        {"percentile": 95}), native={"ball_morphology", "edt"}),

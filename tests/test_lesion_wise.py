@@ -17,8 +17,6 @@ from morphaug.metrics import BRATS_2023, lesion_wise_metrics
 cc3d = pytest.importorskip("cc3d")
 sd = pytest.importorskip("surface_distance")
 
-NO_CUDA_KERNELS = False
-
 
 @pytest.fixture(autouse=True)
 def numpy_inf(monkeypatch):
