@@ -15,6 +15,11 @@ machine) the reference is morphaug's three functions, ``hausdorff_distance``,
 ``average_surface_distance`` and ``normalized_surface_dice`` (what the fused
 call saves).
 
+BraTS 2023 lesion-wise and legacy Dice and HD95 (``morphaug.metrics.lesion_wise_metrics``, every sample, tissue and
+lesion in one call) against the challenge's own rule per sample and tissue (its ``get_LesionWiseScores``
+loop over lesions, on cc3d, SciPy and DeepMind's ``surface_distance``, when those are installed), on
+volumes of several lesions each (ellipsoids, the prediction's moved, some missed, some made up).
+
 Panoptic quality: ``PanopticQualityMetric`` (3 classes) of 2-D nuclei-like instance maps (discs, the
 prediction's moved, resized, some missed and some made up), morphaug's adapter (every sample and class
 in one call) against MONAI's (a loop over samples, classes and instances).
@@ -113,6 +118,79 @@ def _instances(batch: int, size: int, count: int) -> tuple[torch.Tensor, torch.T
     return pred, ref
 
 
+def _lesions(batch: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(B, 3, size^3)`` masks (three tissues) of 2 to 8 ellipsoid lesions, and their predictions (moved
+    and resized; one in five missed, one in five made up)."""
+    rng = np.random.default_rng(2)
+    grid = np.indices((size,) * 3).reshape(3, -1).T
+    masks = np.zeros((2, batch, 3, size ** 3), dtype=bool)
+    for b, c in np.ndindex(batch, 3):
+        for _ in range(rng.integers(2, 9)):
+            centre, radii = rng.uniform(0, size, 3), rng.uniform(1, 0.12 * size, 3)
+            moved = centre + rng.normal(0, 1, 3), radii * rng.uniform(0.8, 1.2, 3)
+            for which, (at, r) in enumerate([(centre, radii), moved]):
+                if rng.random() < 0.2:
+                    continue
+                masks[which, b, c] |= (((grid - at) / r) ** 2).sum(1) <= 1
+    ref, pred = masks.reshape(2, batch, 3, size, size, size)
+    return pred, ref
+
+
+def _brats_reference(pred: np.ndarray, ref: np.ndarray, dilation: int, threshold: float) -> tuple[float, float]:
+    """The challenge's lesion-wise Dice and HD95 of one volume and tissue (its metrics.py, unit spacing), with
+    the legacy (whole mask) Dice and HD95 it computes too."""
+    import cc3d
+    import scipy.ndimage as ndi
+    import surface_distance
+
+    np.Inf = np.inf  # surface_distance 0.1 predates NumPy 2
+    legacy = (2 * (pred & ref).sum() / max(pred.sum() + ref.sum(), 1),
+              surface_distance.compute_robust_hausdorff(surface_distance.compute_surface_distances(ref, pred, (1,) * 3),
+                                                        95))
+    struct = ndi.generate_binary_structure(3, 2)
+    pred_cc = cc3d.connected_components(pred, connectivity=26)
+    regions = cc3d.connected_components(ndi.binary_dilation(ref, struct, dilation), connectivity=26)
+    kept, matched = [], set()
+    for lesion in range(1, regions.max() + 1):
+        gt = ref & (regions == lesion)
+        hits = np.unique(pred_cc[ndi.binary_dilation(gt, struct, dilation)])
+        hits = hits[hits != 0]
+        matched.update(hits.tolist())
+        found = np.isin(pred_cc, hits)
+        hd = surface_distance.compute_robust_hausdorff(surface_distance.compute_surface_distances(gt, found, (1,) * 3),
+                                                       95)
+        if gt.sum() > threshold:
+            kept.append((2 * (gt & found).sum() / (gt.sum() + found.sum()), min(hd, 374)))
+    false = pred_cc.max() - len(matched)
+    n = len(kept) + false
+    scores = (sum(d for d, _ in kept) / n, (sum(h for _, h in kept) + 374 * false) / n) if n else (1.0, 0.0)
+    return scores + legacy
+
+
+def brats(device: torch.device, quick: bool) -> Row:
+    batch, size = (1, 48) if quick else (2, 96)
+    dilation, threshold = metrics.BRATS_2023["BraTS-GLI"]
+    pred, ref = _lesions(batch, size)
+    tp, tr = torch.from_numpy(pred).to(device), torch.from_numpy(ref).to(device)
+    shape = f"{batch}x3x{size}^3 bool, 2-8 lesions per tissue"
+    repeat = 1 if quick else 3
+    ours_s = timeit(lambda: metrics.lesion_wise_metrics(tp, tr, None, dilation, threshold), device, repeat=repeat)
+    got = metrics.lesion_wise_metrics(tp, tr, None, dilation, threshold)
+    name = "BraTS 2023 lesion-wise Dice + HD95 (morphaug.metrics.lesion_wise_metrics)"
+    try:
+        def reference():
+            return [_brats_reference(pred[b, c], ref[b, c], dilation, threshold) for b, c in np.ndindex(batch, 3)]
+        reference_s = timeit(reference, device, repeat=1, warmup=0)
+    except ImportError as missing:
+        return Row(name, shape, device.type, ours_s, "BraTS-2023-Metrics rule per sample", float("nan"),
+                   f"{missing.name} not installed")
+    want = torch.tensor(reference(), dtype=torch.float64).view(batch, 3, 4).nan_to_num(posinf=374.0)
+    mine = torch.stack([got.dice, got.hd95, got.legacy_dice, got.legacy_hd95], -1).cpu()
+    note = ("equal to the challenge's" if torch.allclose(mine, want, rtol=1e-9, atol=1e-9) else "OUTPUTS DIFFER")
+    return Row(name, shape, device.type, ours_s, "BraTS-2023-Metrics rule per sample and tissue (cc3d, scipy, "
+               "surface_distance)", reference_s, note)
+
+
 def panoptic(device: torch.device, quick: bool) -> Row:
     batch, size, count = (2, 64, 10) if quick else (8, 256, 60)
     pred, ref = (x.to(device) for x in _instances(batch, size, count))
@@ -137,7 +215,7 @@ def run(device: torch.device, quick: bool) -> list[Row]:
         separate_s = timeit(lambda: separate(pred, ref), device, repeat=repeat)
         note = "monai not installed; " + _agreement(fused(pred, ref), separate(pred, ref), "the three functions'")
         return [Row(FUSED, shape, device.type, fused_s, "morphaug.metrics hausdorff_distance + "
-                    "average_surface_distance + normalized_surface_dice", separate_s, note)]
+                    "average_surface_distance + normalized_surface_dice", separate_s, note), brats(device, quick)]
     ours, theirs = _classes(adapters), _classes(monai_metrics)
     classes_s = timeit(lambda: _called(ours, pred, ref), device, repeat=repeat)
     reference_s = timeit(lambda: _called(theirs, pred, ref), device, repeat=repeat, warmup=0)
@@ -147,4 +225,4 @@ def run(device: torch.device, quick: bool) -> list[Row]:
                 _agreement(fused(pred, ref), expected, "MONAI's")),
             Row("HD95 + ASSD + NSD (morphaug.adapters.monai classes)", shape, device.type, classes_s, reference,
                 reference_s, _agreement(_called(ours, pred, ref), expected, "MONAI's")),
-            panoptic(device, quick)]
+            panoptic(device, quick), brats(device, quick)]

@@ -74,6 +74,7 @@ ANSWERS = {
     "value_indices": lambda keys: [0] * keys.numel(),
     "panoptic assignment": lambda table: [0.0] * table.numel(),
     "regionprops max_label": lambda top: 2,
+    "lesion-wise sizes": lambda sizes: [2] * sizes.numel(),
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
 
@@ -324,6 +325,12 @@ CALLS = [
          lambda d, n: (metrics.surface_distance_metrics, (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n), 1.0),
                        {"percentile": 95}),
          native={"ball_morphology", "edt"}),
+    call("metrics.surfel_distances",
+         lambda d, n: (lambda p, r: metrics.surfel_distances(p, r, (1.5, 0.8, 0.8)).robust_hausdorff(95),
+                       (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n)), {}), native={"edt"}),
+    call("metrics.lesion_wise_metrics",
+         lambda d, n: (metrics.lesion_wise_metrics, (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n)), {}),
+         reads={"lesion-wise sizes"}, native={"binary_erosion", "label", "edt", "region_stats"}),
     call("metrics.hausdorff_distance",
          lambda d, n: (metrics.hausdorff_distance, (_mask(d, B, 1, n, n, n), _mask(d, B, 1, n, n, n)),
                        {"percentile": 95}), native={"ball_morphology", "edt"}),

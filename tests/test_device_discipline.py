@@ -60,7 +60,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
-from morphaug import _ops, _sync, footprints, measure, morphology, ndimage, ot, segmentation, transforms
+from morphaug import _ops, _sync, footprints, measure, metrics, morphology, ndimage, ot, segmentation, transforms
 
 
 def _optional(name: str):
@@ -102,6 +102,7 @@ ANSWERS = {
     "watershed_ift": lambda values: np.zeros(values.shape, int).tolist(),  # no marker, a flat image
     "panoptic assignment": lambda table: [0.0] * table.numel(),  # no overlapping instances
     "regionprops max_label": lambda top: 2,  # the largest label of LABEL2
+    "lesion-wise sizes": lambda sizes: [1] * sizes.numel(),  # one lesion and one prediction (LESION3)
     # ones: a valid size, sampling or CDT metric
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
@@ -668,7 +669,17 @@ if kornia_adapters is not None:
         for dim, image, label in ((2, IMAGE2, LABEL2), (3, IMAGE3, LABEL3))
     ]
 
-CASES = NDIMAGE + FOOTPRINTS + OT + TRANSFORMS + SKIMAGE + MONAI + TORCHVISION + KORNIA
+LESION3 = torch.zeros(2, 1, 5, 6, 7, dtype=torch.bool)
+LESION3[0, 0, 1:3, 2:4, 2:5] = True  # one lesion in the batch
+METRICS = [
+    case("metrics.lesion_wise_metrics", lambda p, r: tuple(metrics.lesion_wise_metrics(p, r, volume_threshold=0)),
+         On(LESION3.roll(1, -1)), On(LESION3), reads={"lesion-wise sizes", "binary fixpoint"},
+         native_reads={"lesion-wise sizes"}, native={"binary_erosion", "label", "edt", "region_stats"}),
+    case("metrics.surfel_distances", lambda p, r: metrics.surfel_distances(p, r, (2.0, 1.0, 0.5)).robust_hausdorff(95),
+         On(X3), On(X3.roll(1, -1)), native={"edt"}),
+]
+
+CASES = NDIMAGE + FOOTPRINTS + OT + TRANSFORMS + SKIMAGE + MONAI + TORCHVISION + KORNIA + METRICS
 
 ADAPTERS = {"adapters.monai": monai_adapters, "adapters.torchvision": tv_adapters,
             "adapters.kornia": kornia_adapters}

@@ -15,6 +15,13 @@ surface_distance_metrics
     and one set of distance lists: a :class:`SurfaceDistanceResult`.
 cl_dice, betti_numbers, betti_errors
     Centreline Dice with exact skeletons, Betti numbers and their errors.
+surfel_distances
+    DeepMind's surfel-weighted surface distances (``surface_distance``):
+    robust Hausdorff (HD95), average surface distance, surface overlap and
+    surface dice at a tolerance, areas from the neighbourhood codes.
+lesion_wise_metrics
+    BraTS 2023 lesion-wise Dice and HD95 with the challenges' matching rule,
+    lesion counts and the legacy scores.
 panoptic_quality
     PQ, SQ or RQ of instance maps (``monai.metrics.compute_panoptic_quality``).
 
@@ -80,9 +87,12 @@ from ._surface import (
     normalized_surface_dice,
     surface_distance_metrics,
 )
+from ._surfels import SurfelDistances, surfel_distances
+from ._lesions import BRATS_2023, LesionWiseResult, lesion_wise_metrics
 from ._panoptic import PANOPTIC_METRICS, panoptic_quality
 from ._topology import betti_errors, betti_numbers, cl_dice
 
 __all__ = ["DISTANCE_METRICS", "SurfaceDistanceResult", "average_surface_distance", "hausdorff_distance",
            "normalized_surface_dice", "surface_distance_metrics", "cl_dice", "betti_numbers", "betti_errors",
-           "PANOPTIC_METRICS", "panoptic_quality"]
+           "PANOPTIC_METRICS", "panoptic_quality", "SurfelDistances", "surfel_distances", "BRATS_2023",
+           "LesionWiseResult", "lesion_wise_metrics"]
