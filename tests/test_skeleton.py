@@ -134,6 +134,17 @@ def test_skeletonize_lee_matches_skimage_3d(shape, seed):
 
 
 @needs_lee
+@pytest.mark.parametrize("shape", [(4, 5, 63), (3, 4, 64), (3, 5, 65), (2, 4, 66), (3, 3, 127), (2, 3, 130),
+                                   (1, 6, 129)])
+def test_skeletonize_lee_rows_across_words(shape):
+    """Rows of 63 to 130 voxels: the kernel holds a row in 64-bit words (a voxel's bit and its neighbours'
+    on both sides of a word's end, rows that fill their last word or leave it nearly empty)."""
+    x = batch(KINDS, shape, seed=sum(shape))
+    assert_parity(skeletonize(x, method="lee"), each_slice(skimage.morphology.skeletonize, x, method="lee"),
+                  exact=True)
+
+
+@needs_lee
 @pytest.mark.parametrize("shape", SHAPES_2D)
 @pytest.mark.parametrize("seed", range(3))
 def test_skeletonize_lee_matches_skimage_2d(shape, seed):

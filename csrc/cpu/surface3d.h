@@ -1,8 +1,8 @@
-// The zero-padded slices and the surface lists of the CPU 3-D thinnings
-// (skeleton.cpp: Lee's, thinning3d.cpp: the parallel method).
+// The zero-padded slices and the surface lists of the CPU parallel 3-D
+// thinning (thinning3d.cpp; Lee's, skeleton.cpp, works on bit rows).
 //
 // Only the surface (the foreground voxels with a background face neighbour)
-// can be border points, so the kernels visit it rather than the volume: a
+// can be border points, so the kernel visits it rather than the volume: a
 // list in raster order, compacted as voxels go, with the voxels they uncover
 // merged in; a round costs the surface, not the volume.
 #pragma once

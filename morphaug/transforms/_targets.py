@@ -311,7 +311,7 @@ class SkeletonTarget(Deterministic, _LabelTarget):
             radius = torch.full(shape, self.radius, dtype=torch.int64, device=x.device)
             tube = morph_step(skeleton, torch.ones(shape, dtype=torch.bool, device=x.device), radius,
                               torch.zeros_like(radius), (self.footprint,))
-        target = blend(tube, index, torch.zeros_like(index))
+        target = blend(tube, index, index.new_zeros(()))  # a 0-dim zero: no volume of zeros to fill
         if (self.output_format or fmt) == "index":
             return target
         return class_masks(target, "index", class_table(self._labels(x)[1], x.device)).to(x.dtype)
