@@ -51,7 +51,7 @@ MORPHAUG_HD void watershed_push(const WatershedScratch& s, int32_t p, int32_t le
 }
 
 // The flood of one slice of `size` voxels: `image` its values, `markers` read as C int (objects
-// > 0, background < 0), `labels` the result (initially the markers as its dtype).
+// > 0, background < 0), `labels` the result (initially those ints as its dtype).
 template <typename V, typename M, typename L>
 MORPHAUG_HD void watershed_ift_slice(const V* image, const M* markers, L* labels, int32_t size,
                                      const WatershedOffsets& offsets, const WatershedScratch& s) {
@@ -59,12 +59,12 @@ MORPHAUG_HD void watershed_ift_slice(const V* image, const M* markers, L* labels
   for (int32_t i = 0; i < size; ++i) top = image[i] > top ? image[i] : top;
   for (int32_t level = 0; level <= top; ++level) s.first[level] = s.last[level] = -1;
   for (int32_t i = 0; i < size; ++i) {
-    labels[i] = static_cast<L>(markers[i]);
+    labels[i] = static_cast<L>(static_cast<int32_t>(markers[i]));
     s.next[i] = s.prev[i] = -1;
     s.cost[i] = top + 1;  // more than any path costs
   }
   for (int32_t i = 0; i < size; ++i) {
-    const int seed = static_cast<int>(markers[i]);
+    const int32_t seed = static_cast<int32_t>(markers[i]);
     if (seed == 0) continue;
     s.cost[i] = 0;
     if (s.first[0] < 0) {
