@@ -604,17 +604,11 @@ def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size
     return ops_for(mask).filter_components(mask, flags, keep, min_size)
 
 
-def watershed_ift(input: torch.Tensor, markers: torch.Tensor, offsets: Sequence[int],
-                  dtype: torch.dtype) -> torch.Tensor:
-    """SciPy's ``watershed_ift`` of each ``(b, c)`` slice: uint8 / uint16 ``input``, signed integer
-    ``markers`` of its shape (read as C int), ``offsets`` the structure's flat neighbour offsets in
-    C order (at most 80, wrapping across rows as SciPy's do); the labels, of signed integer ``dtype``.
-
-    SciPy's algorithm step for step, ties included: it is sequential within a slice (its queue
-    order decides the ties), so the CPU floods slices in parallel, and CUDA runs a thread per
-    slice over global-memory scratch (12 bytes a voxel, 8 a cost level of the input dtype: 2 KiB
-    for uint8, 512 KiB for uint16 per slice), every slice in one launch, with no host read.
-    """
+def watershed_ift(input: torch.Tensor, markers: torch.Tensor, offsets: Sequence[int], dtype: torch.dtype):
+    """SciPy's ``watershed_ift`` of each slice of uint8 / uint16 ``input`` from signed ``markers`` (read as C int),
+    ``offsets`` the structure's flat neighbour offsets (at most 80): ``dtype`` labels, ties as SciPy's. Sequential
+    per slice, slices in parallel: CPU threads; on CUDA a thread per slice over device scratch (12 bytes a voxel,
+    8 a level of the input dtype: 512 KiB a uint16 slice), every slice in one launch, no host read."""
     return ops_for(input).watershed_ift(input, markers, [int(o) for o in offsets], dtype)
 
 
