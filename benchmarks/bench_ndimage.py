@@ -200,6 +200,31 @@ def _kornia_drop_in_rows(rows, device, quick, g: torch.Generator) -> None:
                     "kornia.morphology.erosion", theirs_s, note))
 
 
+def _watershed_cases(rows, device, quick, g: torch.Generator) -> None:
+    """watershed_ift from 1 % markers of both signs, on 2-D images of 4 levels (ties everywhere) and on
+    uint16 volumes, against SciPy's flood per slice (the native kernel floods each slice as SciPy does,
+    slices in parallel)."""
+    import scipy.ndimage as ndi
+
+    (b2, n2), (b3, n3) = ((4, 48), (2, 24)) if quick else ((32, 256), (4, 96))
+    for image in [(torch.rand((b2, 1, n2, n2), generator=g) * 4).to(torch.uint8),
+                  (torch.rand((b3, 1, n3, n3, n3), generator=g) * 65535).to(torch.uint16)]:
+        marked = torch.rand(image.shape, generator=g) < 0.01
+        markers = torch.randint(-1, 4, image.shape, generator=g, dtype=torch.int16) * marked
+        image, markers = image.to(device), markers.to(device)
+        result, ours_s = measure(lambda: mnd.watershed_ift(image, markers), device, quick)
+
+        def scipy_loop():
+            source, seeds = image.cpu().numpy(), markers.cpu().numpy()
+            out = np.stack([np.stack([ndi.watershed_ift(a, m) for a, m in zip(*pair)]) for pair in zip(source, seeds)])
+            return torch.from_numpy(out).to(device)
+
+        expected, scipy_s = measure(scipy_loop, device, quick)
+        note = f"max|morphaug - scipy| = {_max_diff(result, _numpy(expected)):.3g}; 1 % markers"
+        rows.append(Row("watershed_ift", _shape_text(image), device.type, ours_s, SCIPY, scipy_s,
+                        note + ("; scipy time incl. cuda<->host copies" if device.type == "cuda" else "")))
+
+
 def run(device: torch.device, quick: bool) -> list[Row]:
     try:
         import scipy.ndimage as ndi
@@ -264,6 +289,7 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     _case(rows, device, quick, "distance_transform_cdt chessboard", blobs,
           lambda: mnd.distance_transform_cdt(blobs, metric="chessboard"),
           lambda a: ndi.distance_transform_cdt(a, metric="chessboard"))
+    _watershed_cases(rows, device, quick, g)
     if "MORPHAUG_BACKEND" in os.environ:
         for row in rows:
             row.note += f"; MORPHAUG_BACKEND={os.environ['MORPHAUG_BACKEND']}"

@@ -75,6 +75,7 @@ ANSWERS = {
     "panoptic assignment": lambda table: [0.0] * table.numel(),
     "regionprops max_label": lambda top: 2,
     "lesion-wise sizes": lambda sizes: [2] * sizes.numel(),
+    "watershed_ift": lambda values: np.zeros(values.shape, int).tolist(),  # the torch backend: a flat image
     "tensor arguments": lambda value: np.ones(value.shape, float if value.is_floating_point() else int).tolist(),
 }
 
@@ -289,6 +290,10 @@ CALLS = [
                                                {"max_label": 2}), native={"region_stats"}),
     call("ndimage.find_objects (no max_label)", lambda d, n: (ndimage.find_objects, (_labels(d, B, 1, n, n, n),), {}),
          reads={"find_objects max_label"}, native={"region_stats"}),
+    call("ndimage.watershed_ift",
+         lambda d, n: (ndimage.watershed_ift, (_labels(d, B, 1, 4 * n, 4 * n, classes=9),
+                                               _labels(d, B, 1, 4 * n, 4 * n).to(torch.int16) - 1),
+                       {"structure": np.ones((3, 3))}), native={"watershed_ift"}),
     call("ndimage.iterate_structure", lambda d, n: (ndimage.iterate_structure,
                                                     (footprints.cross(1, 3, device=d), 2), {})),
     call("footprints.random_footprints", lambda d, n: (footprints.random_footprints,

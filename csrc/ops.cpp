@@ -41,6 +41,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("skeletonize_parallel", &skeletonize_parallel_cpu);
   m.impl("surface_distance_lists", &surface_distance_lists_cpu);
   m.impl("thinning2d", &thinning2d_cpu);
+  m.impl("watershed_ift", &watershed_ift_cpu);
 }
 
 extern "C" PyObject* PyInit__C(void) {

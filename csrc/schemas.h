@@ -184,6 +184,11 @@ inline void define_schemas(torch::Library& m) {
   m.def(
       "sinkhorn_scaling(Tensor a, Tensor b, Tensor kernel, int max_iter, float tol, int check_every) "
       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
+  // SciPy's watershed_ift of each slice of uint8 or uint16 input (B, C, *spatial)
+  // from signed integer markers of its shape (read as C int): the labels, of
+  // signed integer `dtype`. offsets: the flat offsets of the structure's
+  // neighbours in C order, wrapping across rows as SciPy's do (at most 80).
+  m.def("watershed_ift(Tensor input, Tensor markers, int[] offsets, ScalarType dtype) -> Tensor");
 }
 
 }  // namespace morphaug

@@ -42,8 +42,9 @@ READS = {
                       "every 10 iterations (POT's check)",
     "value_indices": "ndimage.value_indices: the batch's values, sorted on the device, which size its dict, "
                      "once per call",
-    "watershed_ift": "ndimage.watershed_ift: the input and the markers, flooded on the host by SciPy's "
-                     "sequential algorithm, once each per call",
+    "watershed_ift": "ndimage.watershed_ift without its native kernel (the torch backend, more than four "
+                     "spatial axes): the input and the markers, flooded on the host by SciPy's sequential "
+                     "algorithm, once each per call",
     "regionprops max_label": "measure.regionprops_table without max_label: the batch's largest label, which "
                              "sizes the tables, once per call",
     "panoptic assignment": "metrics.panoptic_quality with match_iou_threshold < 0.5: the overlapping pairs of "

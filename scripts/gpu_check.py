@@ -264,6 +264,10 @@ def _kernel_cases(torch, device, n, batch):
                                                    torch.arange(batch, device=device) % 2 + 1, ("ball",), 2, 3)
     labels = mask.int() + (values > 0.5).int()  # labels 0, 1, 2
     many = (values * 200).int()  # 200 labels: the region tables in global memory
+    # watershed_ift: a thread floods each slice, so many small slices (up to 1024 of 64^2), 4 values, 2% markers
+    plains = (values.reshape(-1)[:min(1024, values.numel() // 4096) * 4096].reshape(-1, 1, 64, 64) * 4).byte()
+    sources = torch.randint(-1, 3, plains.shape, device=device, dtype=torch.int16)
+    sources *= torch.rand(plains.shape, device=device) < 0.02
     # name, call, ideal bytes (input + output)
     voxels = mask.numel()
     return [
@@ -308,6 +312,8 @@ def _kernel_cases(torch, device, n, batch):
         ("region_stats variance, 200 labels (two passes)", lambda: ndimage.variance(values, many, list(range(200))),
          voxels * 16),
         ("region_stats find_objects, 2 labels", lambda: ndimage.find_objects(labels, 2), voxels * 8),
+        ("watershed_ift, slices of 64^2 (a thread each)", lambda: ndimage.watershed_ift(plains, sources),
+         plains.numel() * 5),
     ], mask
 
 
@@ -471,11 +477,32 @@ def adversarial(dry_run):
             _compare(f"{name} {what} distances", distances[b, 0].cpu().numpy(), want_d, failures, exact=name == "cdt")
             _compare(f"{name} {what} indices", indices[:, b, 0].cpu().numpy(), want_i, failures)
     thinning_parity(device, 64 if dry_run else 512, failures)
+    watershed_parity(device, 8 if dry_run else 256, failures)
     blobs = torch.from_numpy(_blobs((2, 1, side, side, side))).to(device)  # many rounds, slices converging apart
     got = morphology.skeletonize(blobs, method="parallel")
     _compare("skeletonize parallel blobs (CPU kernel)", got.cpu().numpy(),
              morphology.skeletonize(blobs.cpu(), method="parallel").numpy(), failures)
     return dict(size=n, failures=failures)
+
+
+def watershed_parity(device, slices, failures):
+    """watershed_ift against SciPy: plateaus of 3 values (every path ties) and uint16 noise, markers of both
+    signs, 2-D and 3-D, ``slices`` slices a call (a thread each)."""
+    import scipy.ndimage as ndi
+
+    torch = _torch()
+    from morphaug import ndimage
+
+    rng = np.random.default_rng(40)
+    for shape, top, dtype, structure in [((48, 48), 2, np.uint8, None), ((48, 48), 2, np.uint8, np.ones((3, 3))),
+                                         ((12, 13, 14), 65535, np.uint16, np.ones((3, 3, 3)))]:
+        image = rng.integers(0, top + 1, (slices, 1) + shape).astype(dtype)
+        markers = rng.choice(np.array([0] * 60 + [-2, -1, 1, 2, 3], np.int32), image.shape)
+        got = ndimage.watershed_ift(torch.from_numpy(image).to(device), torch.from_numpy(markers).to(device),
+                                    structure).cpu().numpy()
+        for b in range(slices):
+            _compare(f"watershed_ift {shape} {dtype.__name__} slice {b}", got[b, 0],
+                     ndi.watershed_ift(image[b, 0], markers[b, 0], structure), failures)
 
 
 def thinning_parity(device, side, failures):

@@ -147,6 +147,11 @@ CASES = [
          lambda: morphology.skeletonize(M, method="parallel")),
     case("skeletonize-parallel-torch", PARALLEL, "torch",
          torch_backend(lambda: morphology.skeletonize(M, method="parallel"))),
+    case("watershed", "watershed_ift", "watershed_ift",
+         lambda: ndimage.watershed_ift((X * 4).to(torch.uint8), (LABELS - 1).to(torch.int8))),
+    case("watershed-torch-5-axes", "watershed_ift", "torch",
+         lambda: ndimage.watershed_ift(torch.zeros((1, 1) + (2,) * 5, dtype=torch.uint8),
+                                       torch.ones((1, 1) + (2,) * 5, dtype=torch.int8))),
 ]
 
 

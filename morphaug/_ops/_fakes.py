@@ -16,7 +16,7 @@ from .kernels import REGION_TABLES
 __all__ = ["edt", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
            "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
-           "sinkhorn_scaling", "grid_barycenter", "region_stats", "write_out"]
+           "sinkhorn_scaling", "grid_barycenter", "region_stats", "watershed_ift", "write_out"]
 
 
 def _index_shape(mask, return_indices):
@@ -119,6 +119,10 @@ def sinkhorn_scaling(a, b, kernel, max_iter, tol, check_every):
 
 def grid_barycenter(log_hists, weights, kernels, max_iter, tol, check_every):
     return log_hists.new_empty((log_hists.shape[0], *log_hists.shape[2:]))
+
+
+def watershed_ift(input, markers, offsets, dtype):
+    return input.new_empty(input.shape, dtype=dtype)
 
 
 def write_out(*args, out):
