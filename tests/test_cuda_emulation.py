@@ -35,6 +35,7 @@ from test_cuda_emu_grey import emulation_case as grey_element_case
 from test_cuda_emu_thinning2d import thinning_case
 from test_thinning3d_native import thinning3d_case
 from test_cuda_emu_measurements import emulation_cases as measurement_cases
+from test_cuda_emu_expand import emulation_cases as expand_cases
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -319,6 +320,7 @@ CASES = {
     "skeletonize parallel 3-D": thinning3d_case((9, 10, 11), 36),
     "skeletonize parallel one plane, a round a call": thinning3d_case((1, 12, 14), 37, rounds=1),
     **measurement_cases(),
+    **expand_cases(),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 
