@@ -7,6 +7,7 @@
 
 #include "../core/expand_labels.h"
 #include "../expand_setup.h"
+#include "fresh.h"
 #include "launchers.h"
 #include "parallel.h"
 
@@ -67,25 +68,26 @@ void envelope_pass(const ExpandSetup& setup, int d, T* f, int32_t* feature, L* o
   const bool unit = setup.edt.unit, last = d == setup.edt.geometry.rank - 1;
   const double s = setup.edt.geometry.sampling[d];
   parallel_over(lines.count, n * kEnvelopeWork, [&](int64_t begin, int64_t end) {
-    std::vector<T> line(unit ? 0 : n);
+    // the envelope reads the line in place and writes its values and choices here, contiguous
+    std::vector<T> values(n);
     std::vector<int32_t> chosen(n), hull_pos(unit ? 0 : n);
     std::vector<EdtParabola<I>> parabolas(unit ? n : 0);
     std::vector<double> hull_real(unit ? 0 : n);
     for (int64_t index = begin; index < end; ++index) {
       const int64_t o = lines.offset(index);
       if (unit) {
-        edt_envelope_line_unit(f + o, stride, n, f + o, stride, chosen.data(), parabolas.data(),
+        edt_envelope_line_unit(f + o, stride, n, values.data(), 1, chosen.data(), parabolas.data(),
                                1, false);
       } else {
-        for (int64_t i = 0; i < n; ++i) line[i] = f[o + i * stride];
-        edt_envelope_line(line.data(), 1, n, s, f + o, stride, chosen.data(), hull_pos.data(),
+        edt_envelope_line(f + o, stride, n, s, values.data(), 1, chosen.data(), hull_pos.data(),
                           hull_real.data(), 1, false);
       }
-      if (last) {
+      if (last) {  // contiguous lines
         const int64_t base = o / slice * slice;
-        expand_emit_line(n, chosen.data(), feature + o, f + o, labels + base, out + o, stride,
+        expand_emit_line(n, chosen.data(), feature + o, values.data(), labels + base, out + o, 1,
                          setup.distance);
       } else {
+        for (int64_t i = 0; i < n; ++i) f[o + i * stride] = values[i];
         expand_carry_line(n, chosen.data(), 1, f + o, feature + o, stride, setup.cut);
       }
     }
@@ -113,6 +115,9 @@ at::Tensor expand_labels_cpu(const at::Tensor& labels, std::optional<at::ArrayRe
                              double distance) {
   const ExpandSetup setup = expand_setup(labels, sampling, distance);
   if (labels.numel() == 0) return setup.out;
+  for (const at::Tensor* fresh : {&setup.edt.distances, &setup.features, &setup.out}) {
+    fault_in_huge_pages(*fresh);
+  }
   dispatch_label_width(setup.labels, [&](auto tag) {
     using L = decltype(tag);
     if (setup.edt.distances.scalar_type() == at::kFloat) {

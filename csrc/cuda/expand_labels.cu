@@ -4,8 +4,9 @@
 //
 // Pass 0 and the envelope passes along further axes but the last: a thread
 // per line, the lanes of a block neighbours in memory (coalesced); the hull
-// and the envelope's choices of each thread live in a global scratch, entries
-// `slots` apart. The features move in place (expand_carry_line). The last
+// of each thread lives in a global scratch, entries `slots` apart, and the
+// envelope's choices in an int32 volume. The features move in place
+// (expand_carry_line). The last
 // pass (contiguous lines): a block takes kTile lines and stages them through
 // shared memory kChunk elements at a time, as edt.cu's; the write-out reads
 // the chosen feature of the same line and gathers its label, so that the
@@ -68,18 +69,17 @@ __global__ void first_pass_kernel(ExpandArgs<L> a, int64_t outer, int64_t n, int
 
 // Pass d > 0 along an axis before the last one (n voxels, lines `inner`
 // lanes wide, `outer` slices), in place in f and feature.
-// The scratch holds n hull entries per thread, then (`choices`) n choices
-// per thread, entries of a thread `slots` apart.
+// The envelope's choices go to `choices`, laid out as f.
 template <typename T, Hull kHull, typename L>
 __global__ void envelope_pass_kernel(ExpandArgs<L> a, int d, int64_t outer, int64_t n,
                                      int64_t inner, T* f, int32_t* feature, void* scratch,
                                      int32_t* choices) {
   const StridedThread t = strided_thread();
   const int64_t slots = t.lane_step * t.slice_step;  // the launch's threads
-  int32_t* chosen = choices + t.slot;
   for (int64_t slice = t.slice; slice < outer; slice += t.slice_step) {
     for (int64_t lane = t.lane; lane < inner; lane += t.lane_step) {
       const int64_t o = slice * n * inner + lane;
+      int32_t* chosen = choices + o;
       if constexpr (kHull == Hull::kReal) {
         double* hull_f = static_cast<double*>(scratch) + t.slot;
         int32_t* hull_pos =
@@ -91,7 +91,7 @@ __global__ void envelope_pass_kernel(ExpandArgs<L> a, int d, int64_t outer, int6
         EdtParabola<I>* hull = static_cast<EdtParabola<I>*>(scratch) + t.slot;
         edt_envelope_line_unit(f + o, inner, n, f + o, inner, chosen, hull, slots, false);
       }
-      expand_carry_line(n, chosen, slots, f + o, feature + o, inner, a.cut);
+      expand_carry_line(n, chosen, inner, f + o, feature + o, inner, a.cut);
     }
   }
 }
@@ -202,13 +202,10 @@ void expand_passes(const ExpandSetup& setup) {
   for (int d = 1; d < rank; ++d) {
     hulls[d] = !setup.edt.unit ? Hull::kReal : edt_unit_int32(g, d) ? Hull::kInt32 : Hull::kInt64;
     const Lines lines = lines_along(mask, d);
-    const bool last = d == rank - 1;
-    // the envelope passes keep their choices too
-    const int64_t line_bytes =
-        lines.length * (hull_entry_bytes(hulls[d]) + (last ? 0 : int64_t{sizeof(int32_t)}));
+    const int64_t line_bytes = lines.length * hull_entry_bytes(hulls[d]);
     const int64_t max_slots = std::max<int64_t>(kThreads, kScratchBytes / line_bytes);
     int64_t slots;
-    if (!last) {
+    if (d < rank - 1) {
       strided[d] = strided_launch(lines.stride, lines.count / lines.stride, max_slots);
       slots = strided[d].threads;
     } else {
@@ -218,6 +215,9 @@ void expand_passes(const ExpandSetup& setup) {
     scratch_bytes = std::max(scratch_bytes, slots * line_bytes);
   }
   const at::Tensor scratch = at::empty({scratch_bytes}, mask.options().dtype(at::kByte));
+  // the choices of the envelope passes before the last one
+  const auto int32 = mask.options().dtype(at::kInt);
+  const at::Tensor choices = rank > 2 ? at::empty(mask.sizes(), int32) : at::empty({0}, int32);
   for (int d = 0; d < rank; ++d) {
     const Lines lines = lines_along(mask, d);
     const int64_t outer = lines.count / lines.stride;
@@ -230,10 +230,9 @@ void expand_passes(const ExpandSetup& setup) {
     const auto run = [&](auto hull) {
       constexpr Hull kHull = decltype(hull)::value;
       if (d < rank - 1) {
-        int32_t* choices = reinterpret_cast<int32_t*>(
-            scratch.data_ptr<uint8_t>() + lines.length * strided[d].threads * hull_entry_bytes(kHull));
         cuda::launch<envelope_pass_kernel<T, kHull, L>>(strided[d].grid, strided[d].block, stream,
-            a, d, outer, lines.length, lines.stride, f, feature, scratch.data_ptr(), choices);
+            a, d, outer, lines.length, lines.stride, f, feature, scratch.data_ptr(),
+            choices.data_ptr<int32_t>());
       } else {
         cuda::launch<last_pass_kernel<T, kHull, L>>(static_cast<unsigned>(last_blocks), kTile,
             stream, a, d, lines.count, lines.length, f, feature, scratch.data_ptr());
