@@ -75,6 +75,13 @@ void envelope_pass(const ExpandSetup& setup, int d, T* f, int32_t* feature, L* o
     std::vector<double> hull_real(unit ? 0 : n);
     for (int64_t index = begin; index < end; ++index) {
       const int64_t o = lines.offset(index);
+      // A line without a feature keeps its +inf and -1 (lines beyond every label, after the cut).
+      bool any = false;
+      for (int64_t i = 0; i < n; ++i) any |= f[o + i * stride] != static_cast<T>(INFINITY);
+      if (!any) {
+        if (last) std::fill(out + o, out + o + n, L(0));
+        continue;
+      }
       if (unit) {
         edt_envelope_line_unit(f + o, stride, n, values.data(), 1, chosen.data(), parabolas.data(),
                                1, false);
