@@ -190,7 +190,8 @@ class Kernel:
 KERNELS = {kernel.name: kernel for kernel in [
     # float32 coordinates: exact integers up to 2**24
     Kernel("edt", None, 16, "distance_transform_edt", max_axis=2**24 - 1, writes_out=True),
-    Kernel("expand_labels", _LABEL_IMAGE_DTYPES, 16, "segmentation.expand_labels", max_axis=2**24 - 1, limit=_slice_voxels),
+    Kernel("expand_labels", _LABEL_IMAGE_DTYPES, 16, "segmentation.expand_labels", max_axis=2**24 - 1,
+           limit=_slice_voxels),
     Kernel("cdt", None, 6, "distance_transform_cdt", limit=_padded_slice(1)),
     Kernel("label", None, 8, "label"),
     Kernel("grey_box", _FLAT_GREY_DTYPES, 16, "grey ops with size or an all-true footprint", writes_out=True),

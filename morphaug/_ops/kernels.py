@@ -25,8 +25,8 @@ import torch
 from .._checks import check_mode
 from ._library import ops_for
 
-__all__ = ["edt", "expand_labels", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element", "propagate",
-           "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
+__all__ = ["edt", "expand_labels", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
+           "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
            "filter_components", "region_stats", "REGION_TABLES",
            "sinkhorn_scaling",
