@@ -435,7 +435,7 @@ def adversarial(dry_run):
     import scipy.ndimage as ndi
 
     torch = _torch()
-    from morphaug import morphology, ndimage
+    from morphaug import morphology, ndimage, segmentation
 
     device = _device(dry_run)
     n = 64 if dry_run else 1024
