@@ -79,26 +79,11 @@ def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indi
 
 
 def expand_labels(labels: torch.Tensor, sampling: Sequence[float], distance: float) -> torch.Tensor:
-    """``skimage.segmentation.expand_labels`` of each ``(b, c)`` slice, in one pass of the EDT.
-
-    Args:
-        labels: bool or integer ``(B, C, *S)`` labels (0: background), any
-            ``S >= 1`` spatial axes (at most 16, each shorter than 2**24,
-            slices of fewer than 2**31 voxels).
-        sampling: one positive spacing per spatial axis.
-        distance: how far labels grow (``>= 0``, ``inf`` allowed).
-
-    Returns:
-        The expanded labels, ``labels``' shape and dtype, contiguous.
-
-    The EDT's passes of :func:`edt` (float64 squared distances, float32 where
-    they are exact integers) on ``labels == 0``, carrying one flat feature
-    index per voxel; the last pass keeps the voxels whose
-    ``sqrt(squared distance) <= distance`` in double and writes their
-    feature's label: SciPy's features and test, ties included. With unit
-    sampling, partial distances beyond ``distance`` are dropped as they
-    appear (csrc/core/expand_labels.h).
-    """
+    """``skimage.segmentation.expand_labels`` of each ``(b, c)`` slice of bool or integer ``labels``
+    ``(B, C, *S)`` (slices of fewer than 2**31 voxels), ``sampling`` one spacing per axis: the
+    expanded labels, same shape and dtype. The EDT's passes on ``labels == 0`` carrying one feature
+    index per voxel, then SciPy's test ``sqrt(squared distance) <= distance`` in double and the
+    feature's label, ties included (csrc/core/expand_labels.h)."""
     return ops_for(labels).expand_labels(labels, [float(s) for s in sampling], float(distance))
 
 
