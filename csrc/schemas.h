@@ -20,6 +20,10 @@ inline void define_schemas(torch::Library& m) {
       "edt(Tensor mask, float[]? sampling, bool return_indices, ScalarType dtype, bool squared) "
       "-> (Tensor, Tensor)");
   m.def("edt.out(Tensor mask, float[]? sampling, bool squared, *, Tensor(a!) out) -> ()");
+  // skimage's expand_labels of each slice of bool or integer labels: every 0
+  // within Euclidean `distance` (sqrt of the squared distance <= distance, in
+  // double) of a labelled voxel takes the label of the EDT's feature.
+  m.def("expand_labels(Tensor labels, float[]? sampling, float distance) -> Tensor");
   // Chamfer distance transform with SciPy's raster passes: int32 distances and,
   // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
   // metric: the 3^S flags of the (3,) * S structure in C order.

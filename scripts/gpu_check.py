@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import importlib.util
 import json
+import math
 import os
 import platform
 import shutil
@@ -278,6 +279,8 @@ def _kernel_cases(torch, device, n, batch):
             mask, return_indices=True), voxels * (1 + 4 + 3 * 4)),
         ("edt squared float64", lambda: kernels.edt(mask, None, False, torch.float64, True), voxels * 9),
         ("signed_edt", lambda: kernels.signed_edt(mask), voxels * 5),
+        ("expand_labels distance 3", lambda: kernels.expand_labels(labels, [1.0] * 3, 3.0), voxels * 8),
+        ("expand_labels inf, sampled", lambda: kernels.expand_labels(labels, (1.0, 0.7, 2.0), math.inf), voxels * 8),
         ("cdt chessboard", lambda: ndimage.distance_transform_cdt(mask, metric="chessboard"), voxels * 5),
         ("cdt taxicab", lambda: ndimage.distance_transform_cdt(mask, metric="taxicab"), voxels * 5),
         ("cdt chessboard + indices (raster)", lambda: ndimage.distance_transform_cdt(
@@ -438,7 +441,7 @@ def adversarial(dry_run):
     import scipy.ndimage as ndi
 
     torch = _torch()
-    from morphaug import morphology, ndimage
+    from morphaug import morphology, ndimage, segmentation
 
     device = _device(dry_run)
     n = 64 if dry_run else 1024
@@ -476,6 +479,14 @@ def adversarial(dry_run):
             what = "one far background voxel" if b == 0 else "all foreground"
             _compare(f"{name} {what} distances", distances[b, 0].cpu().numpy(), want_d, failures, exact=name == "cdt")
             _compare(f"{name} {what} indices", indices[:, b, 0].cpu().numpy(), want_i, failures)
+    import skimage.segmentation  # the bench extra, as thinning_parity's skimage.morphology
+
+    corner = torch.from_numpy(np.stack([~far, ~full]).astype(np.int32))[:, None].to(device)  # one label; none
+    for distance in (3.0, math.inf):
+        got = segmentation.expand_labels(corner, distance).cpu().numpy()
+        for b in range(2):
+            _compare(f"expand_labels distance {distance} slice {b}", got[b, 0],
+                     skimage.segmentation.expand_labels(corner[b, 0].cpu().numpy(), distance), failures)
     thinning_parity(device, 64 if dry_run else 512, failures)
     watershed_parity(device, 8 if dry_run else 256, failures)
     blobs = torch.from_numpy(_blobs((2, 1, side, side, side))).to(device)  # many rounds, slices converging apart

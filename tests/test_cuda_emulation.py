@@ -36,6 +36,7 @@ from test_cuda_emu_thinning2d import thinning_case
 from test_thinning3d_native import thinning3d_case
 from test_cuda_emu_measurements import emulation_cases as measurement_cases
 from test_cuda_emu_watershed import emulation_cases as watershed_cases
+from test_cuda_emu_expand import emulation_cases as expand_cases
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -321,6 +322,7 @@ CASES = {
     "skeletonize parallel one plane, a round a call": thinning3d_case((1, 12, 14), 37, rounds=1),
     **measurement_cases(),
     **watershed_cases(),
+    **expand_cases(),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

@@ -36,6 +36,9 @@ std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask, std::optional
                                            bool return_indices, at::ScalarType dtype, bool squared);
 void edt_out_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling, bool squared,
                  at::Tensor& out);
+// expand_labels.cpp
+at::Tensor expand_labels_cpu(const at::Tensor& labels, std::optional<at::ArrayRef<double>> sampling,
+                             double distance);
 // grey.cpp
 at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
                         at::IntArrayRef mode, const at::Scalar& cval, bool maximum);

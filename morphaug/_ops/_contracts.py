@@ -43,6 +43,8 @@ _FLOAT_DTYPES = frozenset({torch.float32, torch.float64})
 _LABEL_DTYPES = frozenset({torch.int32, torch.int64})
 #: The flat grey kernels compare values only, so they take the wide unsigned dtypes too.
 _FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
+#: expand_labels moves labels as bits of their width: bool and every integer dtype.
+_LABEL_IMAGE_DTYPES = _FLAT_GREY_DTYPES - _FLOAT_DTYPES - {torch.float16, torch.bfloat16}
 _POLICIES = ("auto", "torch", "native")
 
 #: The most voxels an int32 index or offset counts.
@@ -188,6 +190,8 @@ class Kernel:
 KERNELS = {kernel.name: kernel for kernel in [
     # float32 coordinates: exact integers up to 2**24
     Kernel("edt", None, 16, "distance_transform_edt", max_axis=2**24 - 1, writes_out=True),
+    Kernel("expand_labels", _LABEL_IMAGE_DTYPES, 16, "segmentation.expand_labels", max_axis=2**24 - 1,
+           limit=_slice_voxels),
     Kernel("cdt", None, 6, "distance_transform_cdt", limit=_padded_slice(1)),
     Kernel("label", None, 8, "label"),
     Kernel("grey_box", _FLAT_GREY_DTYPES, 16, "grey ops with size or an all-true footprint", writes_out=True),

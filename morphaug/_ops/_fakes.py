@@ -13,7 +13,7 @@ import torch
 
 from .kernels import REGION_TABLES
 
-__all__ = ["edt", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
+__all__ = ["edt", "expand_labels", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
            "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
            "sinkhorn_scaling", "grid_barycenter", "region_stats", "watershed_ift", "write_out"]
@@ -26,6 +26,10 @@ def _index_shape(mask, return_indices):
 def edt(mask, sampling, return_indices, dtype, squared):
     return (mask.new_empty(mask.shape, dtype=dtype),
             mask.new_empty(_index_shape(mask, return_indices), dtype=torch.int32))
+
+
+def expand_labels(labels, sampling, distance):
+    return torch.empty_like(labels, memory_format=torch.contiguous_format)
 
 
 def cdt(mask, metric, return_indices):

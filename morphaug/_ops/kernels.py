@@ -25,8 +25,8 @@ import torch
 from .._checks import check_mode
 from ._library import ops_for
 
-__all__ = ["edt", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element", "propagate",
-           "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
+__all__ = ["edt", "expand_labels", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
+           "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
            "filter_components", "region_stats", "REGION_TABLES",
            "sinkhorn_scaling", "watershed_ift",
@@ -76,6 +76,15 @@ def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indi
         return out, None
     distances, indices = ops_for(mask).edt(mask, values, return_indices, dtype, squared)
     return distances, (indices if return_indices else None)
+
+
+def expand_labels(labels: torch.Tensor, sampling: Sequence[float], distance: float) -> torch.Tensor:
+    """``skimage.segmentation.expand_labels`` of each ``(b, c)`` slice of bool or integer ``labels``
+    ``(B, C, *S)`` (slices of fewer than 2**31 voxels), ``sampling`` one spacing per axis: the
+    expanded labels, same shape and dtype. The EDT's passes on ``labels == 0`` carrying one feature
+    index per voxel, then SciPy's test ``sqrt(squared distance) <= distance`` in double and the
+    feature's label, ties included (csrc/core/expand_labels.h)."""
+    return ops_for(labels).expand_labels(labels, [float(s) for s in sampling], float(distance))
 
 
 def cdt(mask: torch.Tensor, structure: np.ndarray, return_indices: bool = False):

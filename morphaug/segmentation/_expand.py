@@ -7,6 +7,7 @@ import numbers
 
 import torch
 
+from .. import _ops
 from .._checks import check_label_image, check_spacing
 from ..ndimage import distance_transform_edt
 from ..ndimage._unsigned import from_wrapping, wrapping
@@ -30,6 +31,35 @@ def _largest_square(distance: float) -> float:
     while m > 0 and math.sqrt(m) > distance:
         m -= 1
     return m
+
+
+def _expand_torch(label_image, distance, spacing):
+    """The torch backend: the EDT's indices, SciPy's distance test from them, one gather."""
+    spatial = label_image.shape[2:]
+    indices = distance_transform_edt(label_image == 0, sampling=spacing, return_distances=False,
+                                     return_indices=True)
+    # SciPy's test from its indices: sqrt(sum_k ((i_k - p_k) s_k)^2) <= distance, in float64 and in its order;
+    # on a unit grid the sum is an integer, compared with the largest integer whose root passes
+    unit = all(s == 1.0 for s in spacing)
+    integer = torch.int32 if sum(n * n for n in spatial) < torch.iinfo(torch.int32).max else torch.int64
+    squared = flat = None
+    for k, (n, s) in enumerate(zip(spatial, spacing)):
+        position = torch.arange(n, device=label_image.device, dtype=torch.int32)
+        step = indices[k] - position.view((n,) + (1,) * (len(spatial) - 1 - k))
+        step = step.to(integer).square_() if unit else (step.to(torch.float64) * s).square_()
+        squared = step if squared is None else squared.add_(step)
+        flat = indices[k].to(torch.int64) if flat is None else flat.mul_(n).add_(indices[k])
+    near = squared <= _largest_square(distance) if unit else squared.sqrt_() <= distance
+    # no labelled voxel in a slice: SciPy points at (-1, 0, ...), whose label is 0 anyway
+    source = wrapping(label_image).reshape(*label_image.shape[:2], -1)
+    nearest = source.gather(2, flat.clamp_(min=0).view(source.shape)).view(label_image.shape)
+    return from_wrapping(nearest.masked_fill_(~near, 0), label_image.dtype)
+
+
+_TABLE = _ops.Table("segmentation.expand_labels", [
+    _ops.Case("every input", "expand_labels", lambda labels, distance, spacing: True,
+              lambda labels, distance, spacing: _ops.kernels.expand_labels(labels, spacing, distance)),
+], _expand_torch)
 
 
 def expand_labels(label_image, distance=1, spacing=1):
@@ -65,9 +95,11 @@ def expand_labels(label_image, distance=1, spacing=1):
     Notes
     -----
     Batching: every ``(b, c)`` slice is expanded as scikit-image expands that
-    slice alone, in one pass over the batch
-    (:func:`morphaug.ndimage.distance_transform_edt` with indices, then
-    one gather).
+    slice alone, in one call over the batch: natively (CPU and CUDA) the
+    EDT's passes carrying one feature index per voxel, the distance test
+    and the label gather fused in the last pass; on the torch backend
+    :func:`morphaug.ndimage.distance_transform_edt` with indices, then one
+    gather.
 
     scikit-image parity: identical to ``skimage.segmentation.expand_labels``
     per slice, ties included: a voxel at equal distance from two labels
@@ -98,21 +130,4 @@ def expand_labels(label_image, distance=1, spacing=1):
     spacing = check_spacing(spacing, len(spatial))
     if label_image.numel() == 0:
         return label_image.clone()
-    indices = distance_transform_edt(label_image == 0, sampling=spacing, return_distances=False,
-                                     return_indices=True)
-    # SciPy's test from its indices: sqrt(sum_k ((i_k - p_k) s_k)^2) <= distance, in float64 and in its order;
-    # on a unit grid the sum is an integer, compared with the largest integer whose root passes
-    unit = all(s == 1.0 for s in spacing)
-    integer = torch.int32 if sum(n * n for n in spatial) < torch.iinfo(torch.int32).max else torch.int64
-    squared = flat = None
-    for k, (n, s) in enumerate(zip(spatial, spacing)):
-        position = torch.arange(n, device=label_image.device, dtype=torch.int32)
-        step = indices[k] - position.view((n,) + (1,) * (len(spatial) - 1 - k))
-        step = step.to(integer).square_() if unit else (step.to(torch.float64) * s).square_()
-        squared = step if squared is None else squared.add_(step)
-        flat = indices[k].to(torch.int64) if flat is None else flat.mul_(n).add_(indices[k])
-    near = squared <= _largest_square(distance) if unit else squared.sqrt_() <= distance
-    # no labelled voxel in a slice: SciPy points at (-1, 0, ...), whose label is 0 anyway
-    source = wrapping(label_image).reshape(*label_image.shape[:2], -1)
-    nearest = source.gather(2, flat.clamp_(min=0).view(source.shape)).view(label_image.shape)
-    return from_wrapping(nearest.masked_fill_(~near, 0), label_image.dtype)
+    return _TABLE(label_image, label_image, distance, spacing)
