@@ -13,9 +13,9 @@ import pytest
 import skimage.measure
 import torch
 
+from morphaug._ops import kernels as _native
 from morphaug.measure import label
 from morphaug.ndimage import generate_binary_structure
-from morphaug._ops import kernels as _native
 
 from test_cuda_emu_label import SHAPES, in_every_order, launches, serpentine
 from test_cuda_emulation import EMULATOR, NATIVE, WHY_NO_EMULATOR, emulated
