@@ -314,7 +314,7 @@ CALLS = [
                                                     {"properties": ("label", "area", "bbox", "centroid"),
                                                      "max_label": 8})),
     call("measure.label", lambda d, n: (measure.label, (_labels(d, B, 1, n, n, n),), {"return_num": True}),
-         reads={"binary fixpoint"}),
+         native={"label_values"}),
     call("segmentation.expand_labels", lambda d, n: (segmentation.expand_labels, (_labels(d, B, 1, n, n, n),),
                                                      {"distance": 2}), native={"expand_labels"}),
     call("segmentation.find_boundaries", lambda d, n: (segmentation.find_boundaries, (_labels(d, B, 1, n, n, n),),

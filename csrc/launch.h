@@ -626,9 +626,16 @@ struct LabelSetup {
   int64_t count() const { return static_cast<int64_t>(linear.size()); }
 };
 
+// label's setup; with `values`, label_values' (an integer map, not bool).
 inline LabelSetup label_setup(const at::Tensor& mask, at::IntArrayRef structure,
-                              at::ScalarType dtype) {
-  check_mask(mask, "label");
+                              at::ScalarType dtype, bool values = false) {
+  if (values) {
+    check_batched(mask, "label_values");
+    TORCH_CHECK(at::isIntegralType(mask.scalar_type(), /*includeBool=*/false), "morphaug::label_values: ",
+                "expected an integer value map, got ", mask.scalar_type());
+  } else {
+    check_mask(mask, "label");
+  }
   const int rank = static_cast<int>(mask.dim() - 2);
   TORCH_CHECK(rank <= 8, "morphaug::label: at most 8 spatial axes are supported natively, got ", rank);
   int64_t elements = 1;

@@ -33,6 +33,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("grey_structure.out", &grey_structure_out_cpu);
   m.impl("grid_barycenter", &grid_barycenter_cpu);
   m.impl("label", &label_cpu);
+  m.impl("label_values", &label_values_cpu);
   m.impl("label_sizes", &label_sizes_cpu);
   m.impl("propagate", &propagate_cpu);
   m.impl("region_stats", &region_stats_cpu);

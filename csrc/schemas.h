@@ -134,6 +134,12 @@ inline void define_schemas(torch::Library& m) {
   // slice. structure: the 3^S flags of a centrosymmetric (3,) * S structure
   // in C order (its centre is not read).
   m.def("label(Tensor mask, int[] structure, ScalarType dtype) -> (Tensor, Tensor)");
+  // scikit-image's measure.label of each slice of an integer (B, C, *spatial)
+  // value map (any integer dtype but bool): label's labels and counts, two
+  // neighbours joined when they hold the same value; voxels holding
+  // `background` (read in the values' width, its low bits) are 0, every
+  // voxel is labelled without one.
+  m.def("label_values(Tensor values, int[] structure, int? background, ScalarType dtype) -> (Tensor, Tensor)");
   // scikit-image's skeletonize(method="lee") of each slice of a bool (B, C,
   // D, H, W) mask (a 2-D image as D = 1), bit for bit: a new bool tensor.
   // euler_changes: the 128 changes of 8 x the Euler characteristic of a

@@ -248,7 +248,7 @@ def sync_debug(dry_run):
 
 
 def _kernel_cases(torch, device, n, batch):
-    from morphaug import footprints, morphology, ndimage
+    from morphaug import footprints, measure, morphology, ndimage
     from morphaug._ops import kernels
 
     mask = torch.from_numpy(_blobs((batch, 1, n, n, n))).to(device)
@@ -295,6 +295,7 @@ def _kernel_cases(torch, device, n, batch):
         ("label 26-connected", lambda: ndimage.label(mask, np.ones((3, 3, 3))), voxels * 5),
         ("label 6-connected", lambda: ndimage.label(mask), voxels * 5),
         ("label maze", lambda: ndimage.label(maze), voxels * 5),
+        ("label_values 3 values 26-connected", lambda: measure.label(labels), voxels * (4 + 8)),
         ("ball_morphology erosion r2", lambda: ndimage.binary_erosion(mask, ball), voxels * 2),
         ("binary_erosion 3^3 connectivity 2, border 1", lambda: ndimage.binary_erosion(
             mask, ndimage.generate_binary_structure(3, 2), border_value=1), voxels * 2),
@@ -439,9 +440,10 @@ def spiral(n):
 
 def adversarial(dry_run):
     import scipy.ndimage as ndi
+    import skimage.measure
 
     torch = _torch()
-    from morphaug import morphology, ndimage, segmentation
+    from morphaug import measure, morphology, ndimage, segmentation
 
     device = _device(dry_run)
     n = 64 if dry_run else 1024
@@ -462,6 +464,9 @@ def adversarial(dry_run):
     snake[3::4, 0] = True
     labels, count = ndimage.label(torch.from_numpy(snake)[None, None].to(device))
     _compare("snake label", labels[0, 0].cpu().numpy(), ndi.label(snake)[0], failures)
+    serpents = np.where(snake, 3, 8)  # the snake and the gaps between its rows: two values, no background
+    got = measure.label(torch.from_numpy(serpents)[None, None].to(device), background=-1)
+    _compare("snake label_values", got[0, 0].cpu().numpy(), skimage.measure.label(serpents, background=-1), failures)
     side = 24 if dry_run else 160
     far = np.ones((side, side, side), bool)
     far[0, 0, 0] = False

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from morphaug import _ops, metrics, morphology, ndimage, ot, transforms
+from morphaug import _ops, measure, metrics, morphology, ndimage, ot, transforms
 
 NATIVE, WHY_NOT = _ops.load_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
@@ -135,6 +135,8 @@ CASES = [
     case("measurements", MEASUREMENTS, "region_stats", lambda: ndimage.extrema(X, LABELS, [0, 2])),
     case("measurements-torch-labels-shared-along-space", MEASUREMENTS, "torch",
          lambda: ndimage.mean(X, LABELS[..., :1, :], [0, 2])),
+    case("measure-label", "measure.label", "label_values", lambda: measure.label(LABELS)),
+    case("measure-label-torch-9-axes", "measure.label", "torch", lambda: measure.label(LABELS_9D, connectivity=1)),
     case("skeletonize-lee", LEE, "skeletonize_lee", lambda: morphology.skeletonize(M, method="lee")),
     case("skeletonize-lee-torch", LEE, "torch",  # no torch Lee: the policy's refusal says why
          torch_policy(lambda: morphology.skeletonize(M, method="lee"), NotImplementedError)),

@@ -1,8 +1,8 @@
 """``morphaug.measure.label`` against ``skimage.measure.label``, slice by slice: identical labels,
 numbering and counts, every value of a multi-value map labelled at once.
 
-Runs on the torch backend and on the automatic choice (bool maps take ``ndimage.label``'s native
-kernel there; other maps run on the torch backend either way).
+Runs on the torch backend, on the automatic choice (bool maps take ``ndimage.label``'s native
+kernel there, other maps the native ``label_values`` kernel) and with CUDA emulated.
 """
 
 from __future__ import annotations
@@ -13,18 +13,9 @@ import skimage.measure
 import torch
 from conftest import assert_parity, each_slice
 
-from morphaug.measure import _label as label_module
 from morphaug.measure import label
 
-pytestmark = pytest.mark.usefixtures("backend", "route")
-
-
-@pytest.fixture(params=["layers", "propagation"])
-def route(request, monkeypatch):
-    """Non-bool maps by binary layers (the CPU's route) and by equal-value propagation (other devices')."""
-    if request.param == "propagation":
-        monkeypatch.setattr(label_module, "_LAYERED_VOXELS", 0)
-    return request.param
+pytestmark = pytest.mark.usefixtures("backend")
 
 DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.uint16, torch.int32, torch.uint32,
           torch.int64, torch.uint64]
@@ -88,7 +79,7 @@ def test_empty_full_and_blobs():
 
 
 def test_wide_value_ranges():
-    """Values far apart (the layers then follow the sorted distinct values)."""
+    """Values far apart, of every width."""
     rng = np.random.default_rng(5)
     x = torch.from_numpy(rng.choice([0, -(10**15), 7, 2**62, 3], size=(2, 2, 9, 8)))
     check(x)
@@ -125,3 +116,12 @@ def test_bad_arguments():
         label(x, connectivity=1.5)
     with pytest.raises(TypeError, match="background"):
         label(x, background=0.5)
+
+
+def test_large_maps_cross_the_chunks():
+    """Slices cut into chunks on the CPU (merged across them), long runs and runs of one voxel."""
+    rng = np.random.default_rng(8)
+    blobs = torch.from_numpy(np.repeat(rng.integers(0, 4, size=(1, 1, 75, 20)), 20, axis=-1).repeat(4, axis=-2))
+    check(blobs.to(torch.int16))
+    check(blobs.to(torch.int16), connectivity=1, background=2)
+    check(random_map(rng, (1, 1, 300, 250), 3, torch.int32, 0.9), connectivity=1)

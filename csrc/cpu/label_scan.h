@@ -11,6 +11,10 @@
 // the foreground voxels, each joined to its earlier neighbours; the parents
 // are kept in the labels. Items are numbered in raster order within a slice.
 //
+// What is labelled is a Source (MaskVoxels: a bool mask, label; ValueVoxels:
+// an integer map, label_values, whose runs are runs of one value and whose
+// neighbours join when their values are equal).
+//
 // Each slice is cut into chunks of whole rows (of voxels, for the voxel scan
 // of one spatial axis), as many as the threads need (one per slice when there
 // are slices enough). Phases, each a parallel loop over chunks or slices
@@ -85,6 +89,54 @@ T lower_plain(T* address, T value) {
   if (value < old) *address = value;
   return old;
 }
+
+template <typename T>
+struct Run {
+  T start, end;  // foreground [start, end) of one row, slice-local raster indices
+};
+
+// The voxels of a bool mask: the true ones, every two neighbours joined.
+struct MaskVoxels {
+  const bool* m;
+
+  MaskVoxels at(int64_t offset) const { return {m + offset}; }
+  bool inside(int64_t p) const { return m[p]; }
+  bool joins(int64_t, int64_t q) const { return m[q]; }   // whether q joins p (p inside)
+  bool equal(int64_t, int64_t) const { return true; }     // whether two inside voxels join
+  int64_t max_runs(int64_t n) const { return (n + 1) / 2; }  // in a row of n voxels
+  template <typename T>
+  int64_t runs(int64_t begin, int64_t end, Run<T>* out, int64_t next) const {
+    return find_runs(m, begin, end, out, next);  // below; found where instantiated
+  }
+};
+
+// The voxels of an integer map, values read as unsigned U of their width
+// (equal bits, equal values): those not holding `background` (every voxel
+// without one), neighbours joined when their values are equal.
+template <typename U>
+struct ValueVoxels {
+  const U* v;
+  U background;
+  bool has_background;
+
+  ValueVoxels at(int64_t offset) const { return {v + offset, background, has_background}; }
+  bool inside(int64_t p) const { return !has_background || v[p] != background; }
+  bool joins(int64_t p, int64_t q) const { return v[q] == v[p]; }
+  bool equal(int64_t p, int64_t q) const { return v[q] == v[p]; }
+  int64_t max_runs(int64_t n) const { return n; }
+  // The runs of one value of v[begin, end) (one row) from out[next] on; the name after the last.
+  template <typename T>
+  int64_t runs(int64_t begin, int64_t end, Run<T>* out, int64_t next) const {
+    for (int64_t p = begin; p < end;) {
+      const U x = v[p];
+      int64_t q = p + 1;
+      while (q < end && v[q] == x) ++q;
+      if (!has_background || x != background) out[next++] = {static_cast<T>(p), static_cast<T>(q)};
+      p = q;
+    }
+    return next;
+  }
+};
 
 // --- the voxel scan ------------------------------------------------------------
 
@@ -162,15 +214,15 @@ inline std::vector<uint64_t> adjacent_offsets(const LabelSetup& s) {
 
 // Items are the foreground voxels, named by their slice-local raster index;
 // their parents are kept in the labels.
-template <typename T>
+template <typename T, typename Source>
 struct VoxelScan {
   const LabelSetup& s;
   const Chunks& chunks;
-  const bool* mask;
+  Source mask;
   T* labels;
   std::vector<uint64_t> adjacent;
 
-  VoxelScan(const LabelSetup& setup, const Chunks& c, const bool* m, T* out)
+  VoxelScan(const LabelSetup& setup, const Chunks& c, const Source& m, T* out)
       : s(setup), chunks(c), mask(m), labels(out), adjacent(adjacent_offsets(setup)) {}
 
   T* parents(int64_t slice) const { return labels + slice * s.shape.numel; }
@@ -181,17 +233,17 @@ struct VoxelScan {
   // skipping a neighbour once one next to it has been joined.
   void scan(int64_t task) const {
     const int64_t begin = chunks.begin(task);
-    const bool* m = mask + chunks.slice(task) * s.shape.numel;
+    const Source m = mask.at(chunks.slice(task) * s.shape.numel);
     T* P = parents(chunks.slice(task));
     each_row(s, begin, chunks.end(task), [&](int64_t row_start, int64_t start, int64_t stop,
                                              const RowNeighbours& near) {
       for (int64_t p = start; p < stop; ++p) {
-        if (!m[p]) continue;
+        if (!m.inside(p)) continue;
         P[p] = static_cast<T>(p);
         uint64_t joined = 0;  // bits of the neighbours in p's set by now (the first 64)
         for (size_t e = 0; e < near.linear.size(); ++e) {
           const int64_t q = p + near.linear[e];
-          if (!near.on_row(e, p - row_start) || q < begin || !m[q]) continue;
+          if (!near.on_row(e, p - row_start) || q < begin || !m.joins(p, q)) continue;
           const int64_t k = near.index[e];
           const bool already = (joined & adjacent[k]) != 0;
           if (k < 64) joined |= uint64_t{1} << k;
@@ -205,16 +257,16 @@ struct VoxelScan {
   template <typename Join>
   void merge(int64_t slice, Join&& join) const {
     const int64_t numel = s.shape.numel;
-    const bool* m = mask + slice * numel;
+    const Source m = mask.at(slice * numel);
     int64_t reach = 0;  // the longest backward step
     for (const int64_t l : s.linear) reach = std::max(reach, -l);
     for (int64_t begin = chunks.length; begin < numel; begin += chunks.length) {
       const int64_t end = std::min({numel, begin + chunks.length, begin + reach});
       each_row(s, begin, end, [&](int64_t row_start, int64_t start, int64_t stop, const RowNeighbours& near) {
         for (int64_t p = start; p < stop; ++p) {
-          for (size_t e = 0; m[p] && e < near.linear.size(); ++e) {
+          for (size_t e = 0; m.inside(p) && e < near.linear.size(); ++e) {
             const int64_t q = p + near.linear[e];
-            if (near.on_row(e, p - row_start) && q < begin && m[q]) join(p, q);
+            if (near.on_row(e, p - row_start) && q < begin && m.joins(p, q)) join(p, q);
           }
         }
       });
@@ -223,27 +275,22 @@ struct VoxelScan {
 
   template <typename Item>
   void each_item(int64_t task, Item&& item) const {
-    const bool* m = mask + chunks.slice(task) * s.shape.numel;
+    const Source m = mask.at(chunks.slice(task) * s.shape.numel);
     for (int64_t p = chunks.begin(task); p < chunks.end(task); ++p) {
-      if (m[p]) item(p);
+      if (m.inside(p)) item(p);
     }
   }
 
   // Every voxel of the chunk: label(its number) or the background's 0.
   template <typename Label>
   void write(int64_t task, Label&& label) const {
-    const bool* m = mask + chunks.slice(task) * s.shape.numel;
+    const Source m = mask.at(chunks.slice(task) * s.shape.numel);
     T* P = parents(chunks.slice(task));
-    for (int64_t p = chunks.begin(task); p < chunks.end(task); ++p) P[p] = m[p] ? label(P[p]) : 0;
+    for (int64_t p = chunks.begin(task); p < chunks.end(task); ++p) P[p] = m.inside(p) ? label(P[p]) : 0;
   }
 };
 
 // --- the run scan --------------------------------------------------------------
-
-template <typename T>
-struct Run {
-  T start, end;  // foreground [start, end) of one row, slice-local raster indices
-};
 
 constexpr uint64_t kLowBits = 0x7f7f7f7f7f7f7f7full;
 constexpr uint64_t kHighBits = 0x8080808080808080ull;
@@ -335,7 +382,7 @@ inline bool joins_runs(const LabelSetup& s) {
 
 // Items are the foreground runs of the rows, named by their place in their
 // slice's table of runs, which also keeps their parents.
-template <typename T>
+template <typename T, typename Source = MaskVoxels>
 struct RunScan {
   // Chunk c's runs are named from c * capacity on (its rows hold no more),
   // so names follow raster order; tables are touched only where runs are.
@@ -348,7 +395,7 @@ struct RunScan {
 
   const LabelSetup& s;
   const Chunks& chunks;
-  const bool* mask;
+  Source mask;
   T* labels;
   int64_t n, rows, chunk_rows;  // the row length, rows in a slice and in a chunk
   int64_t capacity;             // the most runs a chunk's rows can hold
@@ -356,9 +403,9 @@ struct RunScan {
   int64_t reach = 0;  // the most rows a link goes back
   std::vector<SliceRuns> tables;  // per slice
 
-  RunScan(const LabelSetup& setup, const Chunks& c, const bool* m, T* out)
+  RunScan(const LabelSetup& setup, const Chunks& c, const Source& m, T* out)
       : s(setup), chunks(c), mask(m), labels(out), n(setup.shape.size[setup.shape.rank - 1]),
-        rows(setup.shape.numel / n), chunk_rows(c.length / n), capacity(chunk_rows * ((n + 1) / 2)),
+        rows(setup.shape.numel / n), chunk_rows(c.length / n), capacity(chunk_rows * m.max_runs(n)),
         tables(setup.slices) {
     const int rank = s.shape.rank;
     for (int64_t e = 0; e < s.count(); ++e) {  // offsets to the same row are grouped
@@ -390,17 +437,21 @@ struct RunScan {
   int64_t first_item(int64_t task) const { return task % chunks.per_slice * capacity; }
   int64_t chunk_of(int64_t slice, int64_t item) const { return tables[slice].runs[item].start / chunks.length; }
 
-  // join(i, j) for each run i of [a, a_end), the runs of a row of a slice,
-  // and each run j it touches in a linked row: from row `earliest` on, or
-  // with `before`, the rows before it. coord: the row's coordinates on the
-  // axes but the last.
+  // join(i, j) for each run i of [a, a_end), the runs of a row of a slice
+  // (its voxels m), and each run j it touches and joins in a linked row: from
+  // row `earliest` on, or with `before`, the rows before it. coord: the row's
+  // coordinates on the axes but the last.
   template <typename Join>
-  void join_row(const SliceRuns& t, int64_t row, const int64_t* coord, int64_t a, int64_t a_end, int64_t earliest,
-                bool before, Join&& join) const {
+  void join_row(const SliceRuns& t, const Source& m, int64_t row, const int64_t* coord, int64_t a, int64_t a_end,
+                int64_t earliest, bool before, Join&& join) const {
+    const Run<T>* runs = t.runs.get();
+    auto joined = [&](int64_t i, int64_t j) {
+      if (m.equal(runs[i].start, runs[j].start)) join(i, j);
+    };
     for (const RowLink& link : links) {
       const int64_t other = row + link.rows;
       if ((other < earliest) != before || !s.shape.inside(coord, link.delta, s.shape.rank - 1)) continue;
-      join_runs(t.runs.get(), a, a_end, t.row_runs[2 * other], t.row_runs[2 * other + 1], -link.rows * n, link, join);
+      join_runs(runs, a, a_end, t.row_runs[2 * other], t.row_runs[2 * other + 1], -link.rows * n, link, joined);
     }
   }
 
@@ -414,7 +465,7 @@ struct RunScan {
   void scan(int64_t task) {
     const int64_t slice = chunks.slice(task);
     SliceRuns& t = tables[slice];
-    const bool* m = mask + slice * s.shape.numel;
+    const Source m = mask.at(slice * s.shape.numel);
     T* P = t.parent.get();
     const int64_t first_row = chunks.begin(task) / n, last_row = chunks.end(task) / n;
     int64_t coord[kMaxRank];
@@ -422,11 +473,11 @@ struct RunScan {
     int64_t next = first_item(task);
     for (int64_t row = first_row; row < last_row; ++row, next_row(coord)) {
       const int64_t a = next;
-      next = find_runs(m, row * n, row * n + n, t.runs.get(), next);
+      next = m.runs(row * n, row * n + n, t.runs.get(), next);
       t.row_runs[2 * row] = a;
       t.row_runs[2 * row + 1] = next;
       for (int64_t i = a; i < next; ++i) P[i] = static_cast<T>(i);
-      join_row(t, row, coord, a, next, first_row, false, [&](int64_t i, int64_t j) {
+      join_row(t, m, row, coord, a, next, first_row, false, [&](int64_t i, int64_t j) {
         if (P[i] != P[j]) label_union<true>(P, static_cast<T>(i), static_cast<T>(j), lower_plain<T>);
       });
     }
@@ -437,12 +488,13 @@ struct RunScan {
   template <typename Join>
   void merge(int64_t slice, Join&& join) const {
     const SliceRuns& t = tables[slice];
+    const Source m = mask.at(slice * s.shape.numel);
     int64_t coord[kMaxRank];
     for (int64_t chunk_row = chunk_rows; chunk_row < rows; chunk_row += chunk_rows) {
       s.shape.coordinates(chunk_row * n, coord);
       const int64_t stop = std::min({rows, chunk_row + chunk_rows, chunk_row + reach});
       for (int64_t row = chunk_row; row < stop; ++row, next_row(coord)) {
-        join_row(t, row, coord, t.row_runs[2 * row], t.row_runs[2 * row + 1], chunk_row, true, join);
+        join_row(t, m, row, coord, t.row_runs[2 * row], t.row_runs[2 * row + 1], chunk_row, true, join);
       }
     }
   }
@@ -570,7 +622,7 @@ void label_slices(const LabelSetup& s, const Chunks& chunks, Scan& scan, int64_t
 // use(table, count), the slice's runs with their labels 1 .. count.
 template <typename Use>
 void label_slice_runs(const LabelSetup& setup, const Chunks& chunks, const bool* mask, Use&& use) {
-  RunScan<int32_t> scan(setup, chunks, mask, nullptr);
+  RunScan<int32_t> scan(setup, chunks, MaskVoxels{mask}, nullptr);
   int64_t count = 0;
   label_slices<int32_t>(setup, chunks, scan, &count, [&](int64_t task, auto&& label) { scan.label_runs(task, label); });
   use(scan.tables[0], count);

@@ -66,6 +66,8 @@ void grey_element_out_cpu(const at::Tensor& input, const std::optional<at::Tenso
 // label.cpp
 std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArrayRef structure,
                                              at::ScalarType dtype);
+std::tuple<at::Tensor, at::Tensor> label_values_cpu(const at::Tensor& values, at::IntArrayRef structure,
+                                                    std::optional<int64_t> background, at::ScalarType dtype);
 // propagate.cpp
 at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask, const at::Tensor& weights,
                          at::IntArrayRef offsets, bool border);

@@ -1,4 +1,5 @@
-// CUDA launcher of morphaug::label: the block-based union-find of
+// CUDA launchers of morphaug::label and morphaug::label_values (a value map:
+// neighbours of equal value join): the block-based union-find of
 // label_tiles.cuh, then SciPy's numbering in two chunk-wise passes:
 //   3. flatten_kernel: a block per kChunk voxels of a slice in raster order;
 //      each voxel points at its root, and each root holds -(its rank among
@@ -72,14 +73,18 @@ __global__ void number_kernel(T* parent, T numel, int64_t chunks, const int64_t*
   }
 }
 
-std::tuple<at::Tensor, at::Tensor> label_cuda(const at::Tensor& mask, at::IntArrayRef structure,
-                                              at::ScalarType dtype) {
-  const cuda::DeviceGuard guard(mask.device());
-  const LabelSetup s = label_setup(mask, structure, dtype);
+// The labels and counts of the `voxels` of `mask` (label's mask, or label_values' map).
+std::tuple<at::Tensor, at::Tensor> label_voxels(const at::Tensor& mask, const LabelSetup& s, Voxels voxels,
+                                                at::ScalarType dtype) {
   at::Tensor labels = at::empty(mask.sizes(), mask.options().dtype(dtype));
   at::Tensor counts = at::zeros({mask.size(0), mask.size(1)}, mask.options().dtype(at::kLong));
   if (mask.numel() == 0) return {labels, counts};
   const at::Tensor m = mask.contiguous();
+  if (voxels.kind == Region::kValues) {
+    voxels.values = m.const_data_ptr();
+  } else {
+    voxels.input = m.data_ptr<bool>();
+  }
   const LabelShape& shape = s.shape;
   const cudaStream_t stream = cuda::current_stream();
   const HostLinks host{s.delta, s.linear, {}};  // no weights, no columns
@@ -90,7 +95,7 @@ std::tuple<at::Tensor, at::Tensor> label_cuda(const at::Tensor& mask, at::IntArr
   AT_DISPATCH_INDEX_TYPES(dtype, "label", [&] {
     index_t* parent = labels.data_ptr<index_t>();
     const index_t numel = static_cast<index_t>(shape.numel);
-    union_tiles<index_t>(Voxels{m.data_ptr<bool>(), nullptr, Region::kInput}, parent, make_tiles(shape),
+    union_tiles<index_t>(voxels, parent, make_tiles(shape),
                          links.links, s.slices, stream);
     cuda::launch<flatten_kernel<index_t>>(grid, kChunk, stream, parent, numel, chunks,
                                           chunk_roots.data_ptr<int64_t>(), s.slices);
@@ -102,8 +107,30 @@ std::tuple<at::Tensor, at::Tensor> label_cuda(const at::Tensor& mask, at::IntArr
   return {labels, counts};
 }
 
+std::tuple<at::Tensor, at::Tensor> label_cuda(const at::Tensor& mask, at::IntArrayRef structure,
+                                              at::ScalarType dtype) {
+  const cuda::DeviceGuard guard(mask.device());
+  return label_voxels(mask, label_setup(mask, structure, dtype), Voxels{nullptr, nullptr, Region::kInput}, dtype);
+}
+
+std::tuple<at::Tensor, at::Tensor> label_values_cuda(const at::Tensor& values, at::IntArrayRef structure,
+                                                     std::optional<int64_t> background, at::ScalarType dtype) {
+  const cuda::DeviceGuard guard(values.device());
+  Voxels voxels{nullptr, nullptr, Region::kValues};
+  voxels.width = static_cast<int32_t>(values.element_size());
+  voxels.has_background = background.has_value();
+  // the background's low `width` bytes: the bits a value holding it has
+  const int bits = 8 * voxels.width;
+  const uint64_t all = static_cast<uint64_t>(background.value_or(0));
+  voxels.background = bits == 64 ? all : all & ((uint64_t{1} << bits) - 1);
+  return label_voxels(values, label_setup(values, structure, dtype, /*values=*/true), voxels, dtype);
+}
+
 }  // namespace
 
-MORPHAUG_CUDA_KERNELS(m) { m.impl("label", &label_cuda); }
+MORPHAUG_CUDA_KERNELS(m) {
+  m.impl("label", &label_cuda);
+  m.impl("label_values", &label_values_cuda);
+}
 
 }  // namespace morphaug

@@ -1,6 +1,7 @@
 // The union-find of the CUDA labelling (label.cu) and of fill holes /
 // propagation by labelling (propagate.cu): Allegretti et al.'s block-based
-// union-find (BUF) on tiles of each (b, c) slice.
+// union-find (BUF) on tiles of each (b, c) slice (of a value map too: label_values,
+// where only neighbours of equal value join).
 //
 // A slice is cut into tiles, boxes of power-of-two extents and at most
 // kTileVoxels voxels (32 along the last axis, the other axes doubled in
@@ -35,22 +36,51 @@ template <typename T>
 constexpr T kNoParent = sizeof(T) == 4 ? static_cast<T>(INT32_MIN) : static_cast<T>(INT64_MIN);
 
 // Which voxels are labelled: the mask (label), the input's background
-// (fill_holes) or the input and the mask (propagate; no mask: every voxel).
-enum class Region : int32_t { kInput, kBackground, kInputOrMask };
+// (fill_holes), the input and the mask (propagate; no mask: every voxel), or
+// the voxels of an integer map not holding its background (label_values;
+// without one, every voxel), where only neighbours of equal value join.
+enum class Region : int32_t { kInput, kBackground, kInputOrMask, kValues };
 
 struct Voxels {
   const bool* input;
   const bool* mask;  // kInputOrMask only; nullptr: everywhere
   Region kind;
+  // kValues only: the map, values of `width` bytes compared as bits, and its background's bits
+  const void* values = nullptr;
+  int32_t width = 0;
+  bool has_background = false;
+  uint64_t background = 0;
 
   __device__ __forceinline__ Voxels slice(int64_t offset) const {
-    return {input + offset, mask == nullptr ? nullptr : mask + offset, kind};
+    Voxels s = *this;
+    if (kind == Region::kValues) {
+      s.values = static_cast<const char*>(values) + offset * width;
+    } else {
+      s.input = input + offset;
+      s.mask = mask == nullptr ? nullptr : mask + offset;
+    }
+    return s;
+  }
+  template <typename T>
+  __device__ __forceinline__ uint64_t value(T i) const {
+    switch (width) {  // uniform across the grid
+      case 1: return static_cast<const uint8_t*>(values)[i];
+      case 2: return static_cast<const uint16_t*>(values)[i];
+      case 4: return static_cast<const uint32_t*>(values)[i];
+      default: return static_cast<const uint64_t*>(values)[i];
+    }
   }
   template <typename T>
   __device__ __forceinline__ bool operator()(T i) const {
     if (kind == Region::kInput) return input[i];
     if (kind == Region::kBackground) return !input[i];
+    if (kind == Region::kValues) return !has_background || value(i) != background;
     return mask == nullptr || input[i] || mask[i];
+  }
+  // Whether two labelled neighbours i and j join.
+  template <typename T>
+  __device__ __forceinline__ bool joins(T i, T j) const {
+    return kind != Region::kValues || value(i) == value(j);
   }
 };
 
@@ -212,7 +242,7 @@ __global__ void union_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
           inside = c >= 0 && c < tiles.extent[k] && tile.origin[k] + c < tiles.size[k];
           q += step[k] * (1 << tiles.shift[k]);
         }
-        if (inside && local[q] >= 0) {
+        if (inside && local[q] >= 0 && in.joins(v, v + static_cast<T>(links.linear[e]))) {
           label_union<true>(local, l, q, [](int32_t* a, int32_t value) { return atomicMin(a, value); });
         }
       }
@@ -253,7 +283,7 @@ __global__ void merge_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
         }
         if (!crosses || !inside || !links.active(slice, e)) continue;
         const T q = v + static_cast<T>(links.linear[e]);
-        if (in(q)) label_union<true>(P, v, q, [](T* a, T value) { return atomic_lower(a, value); });
+        if (in(q) && in.joins(v, q)) label_union<true>(P, v, q, [](T* a, T value) { return atomic_lower(a, value); });
       }
     }
   }

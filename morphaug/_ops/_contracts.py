@@ -45,6 +45,9 @@ _LABEL_DTYPES = frozenset({torch.int32, torch.int64})
 _FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
 #: expand_labels moves labels as bits of their width: bool and every integer dtype.
 _LABEL_IMAGE_DTYPES = _FLAT_GREY_DTYPES - _FLOAT_DTYPES - {torch.float16, torch.bfloat16}
+#: Every integer dtype but bool (label_values compares their bits).
+_INTEGER_DTYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                             torch.uint16, torch.uint32, torch.uint64})
 _POLICIES = ("auto", "torch", "native")
 
 #: The most voxels an int32 index or offset counts.
@@ -194,6 +197,7 @@ KERNELS = {kernel.name: kernel for kernel in [
            limit=_slice_voxels),
     Kernel("cdt", None, 6, "distance_transform_cdt", limit=_padded_slice(1)),
     Kernel("label", None, 8, "label"),
+    Kernel("label_values", _INTEGER_DTYPES, 8, "measure.label of integer maps"),
     Kernel("grey_box", _FLAT_GREY_DTYPES, 16, "grey ops with size or an all-true footprint", writes_out=True),
     Kernel("grey_footprint", _FLAT_GREY_DTYPES, 16, "grey ops with one footprint read on the host",
            writes_out=True),

@@ -13,8 +13,8 @@ import torch
 
 from .kernels import REGION_TABLES
 
-__all__ = ["edt", "expand_labels", "cdt", "label", "label_sizes", "filter_components", "grey_box", "grey_footprint",
-           "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
+__all__ = ["edt", "expand_labels", "cdt", "label", "label_values", "label_sizes", "filter_components", "grey_box",
+           "grey_footprint", "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
            "sinkhorn_scaling", "grid_barycenter", "region_stats", "watershed_ift", "write_out"]
 
@@ -39,6 +39,10 @@ def cdt(mask, metric, return_indices):
 
 def label(mask, structure, dtype):
     return mask.new_empty(mask.shape, dtype=dtype), mask.new_empty(mask.shape[:2], dtype=torch.int64)
+
+
+def label_values(values, structure, background, dtype):
+    return label(values, structure, dtype)
 
 
 def skeletonize_lee(mask, euler_changes):

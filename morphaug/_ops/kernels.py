@@ -28,6 +28,7 @@ from ._library import ops_for
 __all__ = ["edt", "expand_labels", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
+           "label_values",
            "filter_components", "region_stats", "REGION_TABLES",
            "sinkhorn_scaling", "watershed_ift",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
@@ -144,6 +145,17 @@ def label(mask: torch.Tensor, structure: np.ndarray, dtype: torch.dtype = torch.
     """
     flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
     return ops_for(mask).label(mask, flags, dtype)
+
+
+def label_values(values: torch.Tensor, structure: np.ndarray, background: int | None,
+                 dtype: torch.dtype = torch.int64):
+    """scikit-image's ``measure.label`` of each ``(b, c)`` slice of an integer ``values`` map (any
+    integer dtype but bool): :func:`label`'s ``(labels, counts)`` and numbering, neighbours joined when
+    they hold equal values. ``background``: the value labelled 0, an int64 whose low bits (the values'
+    width) are its bits (``v - 2**64`` for uint64 ``v >= 2**63``); None: every voxel is labelled.
+    :func:`label`'s union-find: on CPU runs of one value, on CUDA tile unions of equal neighbours."""
+    flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
+    return ops_for(values).label_values(values, flags, background, dtype)
 
 
 def _mode_codes(mode: Sequence[str]) -> list[int]:

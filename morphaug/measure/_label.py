@@ -5,14 +5,11 @@
 background. A bool map is one binary problem and goes to
 :func:`morphaug.ndimage.label` (the native kernel where it is built).
 
-Other maps on the CPU, where reading the values is free, run
-:func:`_layered_components` while values x voxels stays under
-:data:`_LAYERED_VOXELS`: one binary layer per value present, all labelled in
-one :func:`morphaug.ndimage.label` call (native), each voxel's component
-taken from its own layer, then all components numbered together by their
-first voxel (one ``scatter_reduce``). Elsewhere (accelerators, many values,
-``torch.compile``) they run :func:`_equal_value_components`, min-label
-propagation on the torch backend restricted to equal neighbours:
+Other maps run their dispatch table: the native ``label_values`` kernel
+where it is built (CPU and CUDA, at most 8 spatial axes: ``label``'s
+union-find, joining neighbours of equal value only, one call), else
+:func:`_equal_value_components`, min-label propagation on the torch backend
+restricted to equal neighbours:
 
 * every voxel holds a parent pointer, a voxel of its component (global flat
   index, so slices never mix) no larger than its own; background voxels
@@ -38,7 +35,7 @@ import itertools
 import numpy as np
 import torch
 
-from .. import _sync
+from .. import _ops, _sync
 from .._checks import check_host_int, check_label_image
 from .._opaque import Results, opaque_under_compile
 from ..ndimage import generate_binary_structure
@@ -51,8 +48,6 @@ __all__ = ["label", "overlap", "where_value"]
 _ROUND_CHUNKS = (4, 2)
 #: Pointer jumps per round.
 _JUMPS = 4
-#: The most voxels (values x voxels of the map) labelled by layers of one value each.
-_LAYERED_VOXELS = 2**27
 
 
 def overlap(tensor: torch.Tensor, step, side: int) -> torch.Tensor:
@@ -121,55 +116,23 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
     return labels.view(values.shape), counts
 
 
-def _layered_components(layer: torch.Tensor, count: int, structure: np.ndarray):
-    """:func:`_equal_value_components` by binary labelling: voxel ``p`` is in layer ``layer[p]`` of
-    ``count`` layers (``count`` outside every layer), one per value; the layers are labelled by
-    :func:`morphaug.ndimage.label` (the native kernel where built), then the components of all layers
-    numbered together in the raster order of their first voxel."""
-    batch, channels, *spatial = layer.shape
-    slices = batch * channels
-    if count == 0:
-        return torch.zeros(layer.shape, dtype=torch.int64), torch.zeros((batch, channels), dtype=torch.int64)
-    small = layer.to(torch.int16) if count < torch.iinfo(torch.int16).max else layer
-    layers = small.view(slices, 1, *spatial) == torch.arange(count, dtype=small.dtype).view(1, -1, *[1] * len(spatial))
-    labels, counts = _binary_label(layers, structure=structure)
-    flat_layer = layer.view(slices, -1)
-    inside = flat_layer < count
-    own = flat_layer.clamp(max=count - 1)
-    offsets = counts.cumsum(1) - counts  # a number range per layer
-    ids = labels.view(slices, count, -1).gather(1, own.unsqueeze(1)).squeeze(1) + offsets.gather(1, own)
-    ids.masked_fill_(~inside, 0)
-    index = torch.arange(ids.shape[1]).expand_as(ids)
-    first = torch.full((slices, ids.shape[1] + 1), ids.shape[1], dtype=torch.int64)
-    first.scatter_reduce_(1, ids, index, "amin")  # each component's first voxel; id 0: the background's
-    origin = first.gather(1, ids)
-    ranks = ((origin == index) & inside).cumsum(1)
-    numbered = ranks.gather(1, origin.clamp(max=ids.shape[1] - 1)).masked_fill_(~inside, 0)
-    return numbered.view(layer.shape), ranks[:, -1].view(batch, channels)
-
-
-def _layers(values: torch.Tensor, inside: torch.Tensor) -> tuple[torch.Tensor, int] | None:
-    """``(layer, count)`` for :func:`_layered_components` where labelling by layers pays: on the CPU
-    (where reading the values is free) and at most :data:`_LAYERED_VOXELS` voxels in all layers;
-    else None. Layers follow the sorted values of the ``inside`` voxels."""
-    if values.device.type != "cpu" or torch.compiler.is_compiling():
-        return None
+def _native_values(values: torch.Tensor, background: int, structure: np.ndarray):
+    """The ``label_values`` kernel's labels and counts; a background the dtype cannot hold is none."""
     info = torch.iinfo(values.dtype)
-    low = int(values.masked_fill(~inside, info.max).min())  # CPU values: no device read
-    high = int(values.masked_fill(~inside, info.min).max())
-    if high < low:  # nothing inside
-        return torch.zeros(values.shape, dtype=torch.int64), 0
-    if high - low < values.numel():  # a count per value in the range, cheaper than sorting
-        shifted = (values.long() - (low - 1)).masked_fill_(~inside, 0).flatten()  # 0: outside
-        rank = torch.bincount(shifted, minlength=high - low + 2).bool().cumsum(0) - 1
-        rank[0] = count = int(rank[-1]) + 1  # outside: past every layer
-        layer = rank.index_select(0, shifted).view(values.shape) if count * values.numel() <= _LAYERED_VOXELS else None
-        return None if layer is None else (layer, count)
-    present = torch.unique(values[inside])
-    count = len(present)
-    if count * values.numel() > _LAYERED_VOXELS:
-        return None
-    return torch.searchsorted(present, values).masked_fill_(~inside, count), count
+    bits = background - 2**64 if background >= 2**63 else background  # uint64's upper half: its int64 bits
+    return _ops.kernels.label_values(values, structure, bits if info.min <= background <= info.max else None,
+                                     torch.int64)
+
+
+def _torch_values(values: torch.Tensor, background: int, structure: np.ndarray):
+    """:func:`_equal_value_components` of the voxels not holding ``background``."""
+    inside = ~where_value(values, background)
+    return _equal_value_components(wrapping(values).contiguous(), inside.contiguous(), structure)
+
+
+_VALUES = _ops.Table("measure.label", [
+    _ops.Case("integer maps", "label_values", lambda values, background, structure: True, _native_values),
+], _torch_values)
 
 
 def where_value(label_image: torch.Tensor, value: int) -> torch.Tensor:
@@ -268,13 +231,12 @@ def label(label_image, background=None, return_num=False, connectivity=None):
     numbered in raster order.
 
     Cost: a bool map takes :func:`morphaug.ndimage.label` (native kernels
-    where built). Other maps on the CPU: one binary layer per value present
-    (values x voxels up to ``2**27``), labelled together by
-    :func:`morphaug.ndimage.label`, so the time grows with the number of
-    values. Otherwise (accelerators, more values): min-label propagation
-    over equal neighbours on the torch backend, a few rounds (about
-    logarithmic in a region's size) of one masked minimum per neighbour
-    offset, with one host read per chunk of rounds.
+    where built). Other maps take the native ``label_values`` kernel where
+    it is built (CPU and CUDA, up to 8 spatial axes): one union-find pass
+    over the map whatever the number of values, no host read. Otherwise
+    (the torch backend): min-label propagation over equal neighbours, a few
+    rounds (about logarithmic in a region's size) of one masked minimum per
+    neighbour offset, with one host read per chunk of rounds.
 
     See Also
     --------
@@ -310,13 +272,7 @@ def label(label_image, background=None, return_num=False, connectivity=None):
     else:
         swap = _raster_swap(label_image.shape[2:]) if rank <= 3 else None
         values = label_image if swap is None else label_image.transpose(2 + swap[0], 2 + swap[1])
-        inside = ~where_value(values, background)
-        values, inside = wrapping(values).contiguous(), inside.contiguous()
-        layers = _layers(values, inside)
-        if layers is None:
-            labels, num = _equal_value_components(values, inside, structure)
-        else:
-            labels, num = _layered_components(*layers, structure)
+        labels, num = _VALUES(values, values, background, structure)
         if swap is not None:
             labels = labels.transpose(2 + swap[0], 2 + swap[1]).contiguous()
     return (labels, num) if return_num else labels
