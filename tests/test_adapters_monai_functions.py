@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -114,6 +115,31 @@ def test_compute_functions_match_monai(seed):
         theirs = monai_metrics.compute_surface_dice(y_pred, y, [1.0, 1.5], spacing=spacing)
     torch.testing.assert_close(adapters.compute_surface_dice(y_pred, y, [1.0, 1.5], spacing=spacing), theirs,
                                equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compute_surface_dice_subvoxels_match_monai(seed):
+    """``use_subvoxels=True``: morphaug's surfel distances against MONAI's own areas and distances."""
+    rng = np.random.default_rng(seed)
+    rank = 2 + seed % 2
+    shape = (2, 3, *rng.integers(1, 14, rank).tolist())
+    field = ndi.gaussian_filter(rng.random((2, *shape)), (0, 0, 0, *[1.0] * rank))
+    y_pred, y = (torch.as_tensor(f > np.quantile(f, q)).float() for f, q in zip(field, rng.uniform(0.3, 0.9, 2)))
+    y[0, 2] = 0  # an empty reference class; both empty below
+    y[1, 1], y_pred[1, 1] = 0, 0
+    # one number per axis: MONAI 1.6.1's subvoxel tables fail on a single number
+    spacing = [None, (2.0,) * rank, (1.0, 0.5, 2.0)[:rank], [(1.0, 0.7, 1.3)[:rank], (0.5,) * rank]][seed % 4]
+    thresholds = [1.0, 0.5, 2.5]
+    for include_background in (True, False):
+        kwargs = {"include_background": include_background, "spacing": spacing, "use_subvoxels": True}
+        classes = thresholds[(0 if include_background else 1):]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # MONAI warns for empty classes
+            theirs = monai_metrics.compute_surface_dice(y_pred, y, classes, **kwargs)
+        ours = adapters.compute_surface_dice(y_pred, y, classes, **kwargs)
+        assert ours.dtype == theirs.dtype
+        torch.testing.assert_close(ours, theirs, equal_nan=True, rtol=1e-6, atol=1e-6)
+    assert torch.isnan(adapters.compute_surface_dice(y_pred, y, thresholds, True, use_subvoxels=True)[1, 1])
 
 
 @pytest.mark.parametrize("name", ["HausdorffDTLoss", "LogHausdorffDTLoss", "BoundaryLoss"])

@@ -23,8 +23,9 @@ Differs
     No warning per empty class (it would read the data back). Inputs that are
     not binary raise a ``ValueError`` (MONAI reads the value 1 as the class
     and anything else as background). ``SurfaceDiceMetric(use_subvoxels=True)``
-    runs MONAI's own computation (surface areas from its neighbour-code
-    table), slice by slice.
+    (surfaces weighted by their areas from a neighbour-code table) runs
+    :func:`morphaug.metrics.surfel_distances` with the Euclidean distance, and
+    MONAI's own computation, slice by slice, with the chamfer ones.
 
 ``PanopticQualityMetric`` and ``compute_panoptic_quality`` match the instances
 of every slice and class at once (:func:`morphaug.metrics.panoptic_quality`)
@@ -146,8 +147,9 @@ class SurfaceDistanceMetric(_Batched, _monai.SurfaceDistanceMetric):
 class SurfaceDiceMetric(_Batched, _monai.SurfaceDiceMetric):
     """MONAI's ``SurfaceDiceMetric`` by :func:`morphaug.metrics.normalized_surface_dice`.
 
-    ``use_subvoxels=True`` runs MONAI's own computation. What is kept from
-    MONAI and what differs: :mod:`morphaug.adapters.monai_metrics`.
+    ``use_subvoxels=True`` runs :func:`morphaug.metrics.surfel_distances`
+    (MONAI's own computation with a chamfer ``distance_metric``). What is kept
+    from MONAI and what differs: :mod:`morphaug.adapters.monai_metrics`.
     """
 
     @functools.wraps(_monai.SurfaceDiceMetric.__init__)
@@ -174,7 +176,7 @@ class SurfaceDiceMetric(_Batched, _monai.SurfaceDiceMetric):
                              f"and {y.shape} (y).")
 
     def _compute_tensor(self, y_pred, y, **kwargs):
-        if self.use_subvoxels:
+        if self.use_subvoxels and self.distance_metric != "euclidean":
             return _monai.SurfaceDiceMetric._compute_tensor(self, y_pred, y, **kwargs)
         return super()._compute_tensor(y_pred, y, **kwargs)
 
@@ -182,6 +184,9 @@ class SurfaceDiceMetric(_Batched, _monai.SurfaceDiceMetric):
         if len(self.class_thresholds) != y_pred.shape[1]:  # MONAI's message
             raise ValueError(f"number of classes ({y_pred.shape[1]}) does not match number of class thresholds "
                              f"({len(self.class_thresholds)}).")
+        if self.use_subvoxels:  # MONAI's float32 result
+            surfels = metrics.surfel_distances(y_pred, y, sampling)
+            return surfels.surface_dice_at_tolerance(self.class_thresholds).float()
         return metrics.normalized_surface_dice(y_pred, y, self.class_thresholds, sampling, self.distance_metric)
 
 

@@ -226,7 +226,9 @@ def normalized_surface_dice(pred, ref, tolerance, sampling=None, distance_metric
     tolerance and MONAI's float64 distance rounds to a float32 one ulp away
     from ours (not with unit or power-of-two spacings). Surfaces are counted
     in voxels, as MONAI's default; its ``use_subvoxels=True`` (surface areas
-    from a neighbour-code table) is not computed here.
+    from a neighbour-code table) is
+    ``surfel_distances(pred, ref, sampling).surface_dice_at_tolerance(tolerance)``
+    (:func:`morphaug.metrics.surfel_distances`).
 
     See Also
     --------

@@ -156,10 +156,22 @@ class SurfelDistances:
         first (``compute_surface_overlap_at_tolerance``)."""
         return self._weighted((self.distances <= tolerance).double()) / self.areas.sum(-1)
 
-    def surface_dice_at_tolerance(self, tolerance: float) -> torch.Tensor:
+    def surface_dice_at_tolerance(self, tolerance) -> torch.Tensor:
         """``(B, C)``: the area fraction of both surfaces within ``tolerance`` of the other
-        (``compute_surface_dice_at_tolerance``)."""
-        return self._weighted((self.distances <= tolerance).double()).sum(0) / self.areas.sum((0, -1))
+        (``compute_surface_dice_at_tolerance``); one tolerance, or one per channel (MONAI's
+        ``class_thresholds``); nan where both surfaces are empty."""
+        within = self.distances <= _per_channel(tolerance, self.distances)
+        return self._weighted(within.double()).sum(0) / self.areas.sum((0, -1))
+
+
+def _per_channel(tolerance, distances: torch.Tensor):
+    """``tolerance`` (a number, or one per channel of ``distances (2, B, C, K)``) to compare with them."""
+    values = np.asarray(tolerance, dtype=np.float64)
+    if values.ndim == 0:
+        return float(values)
+    if values.shape != (distances.shape[2],):
+        raise ValueError(f"tolerance must be a number or one per channel ({distances.shape[2]}), got {tolerance!r}")
+    return _sync.to_device(torch.from_numpy(values), distances.device).view(-1, 1)
 
 
 def surfel_distances(pred, ref, sampling=None) -> SurfelDistances:
