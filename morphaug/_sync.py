@@ -51,8 +51,8 @@ READS = {
                            "instances, matched by SciPy's linear_sum_assignment per slice on the host (MONAI's "
                            "Munkres assignment), once per call",
     "lesion-wise sizes": "metrics.lesion_wise_metrics: the numbers of lesions of the batch (reference and "
-                         "predicted), which size the match table, then the largest box of a lesion and its "
-                         "prediction, which sizes the boxes, once each per call",
+                         "predicted), which size the match table, then the box of each lesion and its "
+                         "prediction, which size the groups of boxes, once each per call",
     "tensor arguments": "an argument that shapes the computation given as an accelerator tensor (a CDT metric "
                         "array; size, origin, sampling or axes), read once (morphaug.ndimage)",
 }

@@ -107,25 +107,34 @@ def _crops(volume: torch.Tensor, slices: torch.Tensor, low: torch.Tensor, size) 
 
 def _lesion_hd95(ref, pred, lesion: _Components, comp: _Components, matched, of_slice, most, sampling):
     """The HD95 of each lesion against the predicted lesions it matches, ``(N,)`` (inf where none):
-    each pair cut to its bounding box, all boxes (padded to the largest along each axis) measured by
-    one :func:`surfel_distances`. ``of_slice``: the slice of each lesion and of each predicted lesion;
-    ``most``: the most of either in a slice."""
+    each pair cut to its bounding box, the boxes grouped by size class (the next power of 2 along each
+    axis) and each group (padded to its largest box) measured by one :func:`surfel_distances`.
+    ``of_slice``: the slice of each lesion and of each predicted lesion; ``most``: the most of either in
+    a slice."""
     spatial = ref.shape[2:]
     gt_box = _boxes(torch.where(ref, lesion.labels, 0), lesion.first, of_slice[0], most[0])
     comp_box = _boxes(comp.labels, comp.first, of_slice[1], most[1])
     big = max(spatial)
     low = torch.minimum(gt_box[0], torch.where(matched[..., None], comp_box[0, :, None], big).amin(0))
     high = torch.maximum(gt_box[1], torch.where(matched[..., None], comp_box[1, :, None], -1).amax(0))
-    size = _sync.host_read((high - low + 1).amax(0), "lesion-wise sizes")
-    n_lesions, lesion_slice, volume = matched.shape[1], of_slice[0], (-1, *spatial)
-    inside = math.prod(torch.arange(extent, device=low.device).view([-1 if a == axis else 1 for a in range(3)])
-                       <= (high - low)[:, axis].view(-1, 1, 1, 1) for axis, extent in enumerate(size))
-    ids = torch.arange(n_lesions, device=low.device).view(-1, 1, 1, 1)
-    gt = inside & (_crops(lesion.ids.view(volume), lesion_slice, low, size) == ids) & _crops(
-        ref.view(volume), lesion_slice, low, size)
-    comps = _crops(comp.ids.view(volume), lesion_slice, low, size)
-    predicted = inside & (comps >= 0) & matched[comps.clamp(min=0), ids]
-    return surfel_distances(predicted.unsqueeze(1), gt.unsqueeze(1), sampling).robust_hausdorff(95)[:, 0]
+    extents = np.asarray(_sync.host_read(high - low + 1, "lesion-wise sizes"), dtype=np.int64).reshape(-1, 3)
+    classes, group = np.unique(np.ceil(np.log2(extents)), axis=0, return_inverse=True)
+    hd95 = torch.empty(extents.shape[0], dtype=torch.float64, device=ref.device)
+    volume = (-1, *spatial)
+    for g in range(classes.shape[0]):  # a few size classes: log2 of the box sides
+        members = np.flatnonzero(group.reshape(-1) == g)
+        size = extents[members].max(0).tolist()
+        index = _sync.to_device(torch.from_numpy(members), ref.device)
+        start, slices = low[index], of_slice[0][index]
+        inside = math.prod(torch.arange(n, device=ref.device).view([-1 if a == axis else 1 for a in range(3)])
+                           <= (high[index] - start)[:, axis].view(-1, 1, 1, 1) for axis, n in enumerate(size))
+        ids = index.view(-1, 1, 1, 1)
+        gt = inside & (_crops(lesion.ids.view(volume), slices, start, size) == ids) & _crops(
+            ref.view(volume), slices, start, size)
+        comps = _crops(comp.ids.view(volume), slices, start, size)
+        predicted = inside & (comps >= 0) & matched[comps.clamp(min=0), ids]
+        hd95[index] = surfel_distances(predicted.unsqueeze(1), gt.unsqueeze(1), sampling).robust_hausdorff(95)[:, 0]
+    return hd95
 
 
 def _voxels(mask: torch.Tensor) -> torch.Tensor:
@@ -217,10 +226,12 @@ def lesion_wise_metrics(pred, ref, sampling=None, dilation_factor=3, volume_thre
     whole batch, the matches one ``(predicted lesions, lesions)`` table
     scattered from the voxels, the volumes and intersections scattered sums;
     the HD95 of all lesions comes from one :func:`surfel_distances` of their
-    pairs cut to bounding boxes (padded to the largest along each axis), each
-    box holding one lesion and its prediction alone. Host reads (free on the
-    CPU): the numbers of lesions and the box size, once per call. Memory:
-    the table (predicted lesions x lesions of the batch) and the boxes.
+    pairs cut to bounding boxes, one :func:`surfel_distances` per size class
+    of box (the next power of 2 along each axis; padded to the largest box of
+    its class), each box holding one lesion and its prediction alone. Host
+    reads (free on the CPU): the numbers of lesions, then the box of each,
+    once per call. Memory: the table (predicted lesions x lesions of the
+    batch) and the boxes (at most 8 times their voxels).
 
     Examples
     --------
