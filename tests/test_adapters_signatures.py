@@ -134,7 +134,8 @@ def test_positional_arguments_follow_the_signature():
         kornia_adapters.FillHoles2D(None, 1, None, None, "one too many")
 
 
-def test_every_monai_name_is_a_transform_a_metric_a_loss_or_a_function():
+def test_every_monai_name_is_a_transform_a_metric_a_loss_a_handler_or_a_function():
+    from monai.handlers.ignite_metric import IgniteMetricHandler
     from monai.transforms import Transform
 
     assert METRICS
@@ -142,8 +143,18 @@ def test_every_monai_name_is_a_transform_a_metric_a_loss_or_a_function():
         obj = getattr(monai_adapters, name)
         kinds = [isinstance(obj, type) and issubclass(obj, Transform), obj in METRICS,
                  isinstance(obj, type) and issubclass(obj, torch.nn.Module),
+                 isinstance(obj, type) and issubclass(obj, IgniteMetricHandler),
                  inspect.isfunction(obj)]
         assert sum(kinds) == 1, name
+
+
+@pytest.mark.parametrize("name", ["HausdorffDistance", "SurfaceDistance", "PanopticQuality"])
+def test_handler_is_monai_s_with_monai_s_signature(name):
+    from monai import handlers as monai_handlers
+
+    ours, theirs = getattr(monai_adapters, name), getattr(monai_handlers, name)
+    assert issubclass(ours, theirs) and ours.__module__ == "morphaug.adapters.monai_handlers"
+    assert inspect.signature(ours) == inspect.signature(theirs)
 
 
 #: Values for the metric classes' arguments without a default.

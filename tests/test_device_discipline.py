@@ -414,7 +414,7 @@ NDIMAGE = [
     case("ndimage.value_indices", ndimage.value_indices, On(torch.zeros(2, 1, 4, 5, dtype=torch.int32)),
          reads={"value_indices"}),
     case("ndimage.watershed_ift", ndimage.watershed_ift, On(LABEL2), On(torch.zeros(2, 1, 8, 9, dtype=torch.int16)),
-         reads={"watershed_ift"}),
+         reads={"watershed_ift"}, native={"watershed_ift"}, native_reads=()),
     case("ndimage.find_objects", ndimage.find_objects, On(LABEL3), max_label=3, native={"region_stats"}),
     case("ndimage.find_objects", ndimage.find_objects, On(LABEL2), reads={"find_objects max_label"},
          native={"region_stats"}),
@@ -507,9 +507,11 @@ TRANSFORMS = [
          reads={"binary fixpoint"}, native={"ball_morphology", "skeletonize_parallel"}),
 ]
 
-#: scikit-image's modules: multi-value maps label by propagation off the CPU; bool maps by ndimage.label
+#: scikit-image's modules: multi-value maps label by label_values (by propagation on the torch backend); bool
+#: maps by ndimage.label
 SKIMAGE = [
-    case("measure.label", measure.label, On(LABEL3), reads={"binary fixpoint"}),
+    case("measure.label", measure.label, On(LABEL3), reads={"binary fixpoint"}, native={"label_values"},
+         native_reads=()),
     case("measure.label", measure.label, On(X3), connectivity=1, return_num=True, reads={"binary fixpoint"},
          native={"label"}, native_reads=()),
     case("segmentation.expand_labels", segmentation.expand_labels, On(LABEL2), 2, native={"expand_labels"}),
@@ -527,6 +529,17 @@ SKIMAGE = [
     case("morphology.thin", morphology.thin, On(X2), max_num_iter=2, reads={"binary fixpoint"},
          native={"thinning2d"}, native_reads=()),  # the kernel's 2 iterations: the bound, nothing to read
 ]
+
+def _handler_update(name: str, **options):
+    """A call that makes MONAI's handler ``name`` (morphaug's; it needs pytorch-ignite) and updates it with
+    ``(y_pred, y)``, returning its metric's buffer."""
+    def update(y_pred, y):
+        pytest.importorskip("ignite")
+        handler = getattr(monai_adapters, name)(**options)
+        handler.update([y_pred, y])
+        return handler.metric_fn.get_buffer()
+    return update
+
 
 MONAI = []
 #: The reads of MONAI's drop-ins (adapters.monai_post): the classes present, and the component filters' fixpoints.
@@ -610,6 +623,13 @@ if monai_adapters is not None:
              On(torch.cat([LABEL3, LABEL3.roll(1, -1)], 1).float()), On(torch.cat([LABEL3, LABEL3], 1).float())),
         case("adapters.monai.compute_panoptic_quality", monai_adapters.compute_panoptic_quality,
              On(LABEL3[0, 0]), On(LABEL3[1, 0]), match_iou_threshold=0.3, reads={"panoptic assignment"}),
+        # MONAI's ignite handlers: one update, the metric's buffer
+        case("adapters.monai.HausdorffDistance", _handler_update("HausdorffDistance", percentile=95),
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), native={"ball_morphology", "edt"}),
+        case("adapters.monai.SurfaceDistance", _handler_update("SurfaceDistance", symmetric=True),
+             On(ONEHOT3.roll(1, -1)), On(ONEHOT3), native={"ball_morphology", "edt"}),
+        case("adapters.monai.PanopticQuality", _handler_update("PanopticQuality", num_classes=2),
+             On(torch.cat([LABEL3, LABEL3.roll(1, -1)], 1).float()), On(torch.cat([LABEL3, LABEL3], 1).float())),
     ]
 
 TORCHVISION = []

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from morphaug import _ops, measure, metrics, morphology, ndimage, ot, transforms
+from morphaug import _ops, measure, metrics, morphology, ndimage, ot, segmentation, transforms
 
 NATIVE, WHY_NOT = _ops.load_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
@@ -149,6 +149,10 @@ CASES = [
          lambda: morphology.skeletonize(M, method="parallel")),
     case("skeletonize-parallel-torch", PARALLEL, "torch",
          torch_backend(lambda: morphology.skeletonize(M, method="parallel"))),
+    case("expand-labels", "segmentation.expand_labels", "expand_labels",
+         lambda: segmentation.expand_labels(LABELS, 2)),
+    case("expand-labels-torch", "segmentation.expand_labels", "torch",
+         torch_backend(lambda: segmentation.expand_labels(LABELS, 2))),
     case("watershed", "watershed_ift", "watershed_ift",
          lambda: ndimage.watershed_ift((X * 4).to(torch.uint8), (LABELS - 1).to(torch.int8))),
     case("watershed-torch-5-axes", "watershed_ift", "torch",
