@@ -43,11 +43,11 @@ _FLOAT_DTYPES = frozenset({torch.float32, torch.float64})
 _LABEL_DTYPES = frozenset({torch.int32, torch.int64})
 #: The flat grey kernels compare values only, so they take the wide unsigned dtypes too.
 _FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
-#: expand_labels moves labels as bits of their width: bool and every integer dtype.
-_LABEL_IMAGE_DTYPES = _FLAT_GREY_DTYPES - _FLOAT_DTYPES - {torch.float16, torch.bfloat16}
 #: Every integer dtype but bool (label_values compares their bits).
 _INTEGER_DTYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                              torch.uint16, torch.uint32, torch.uint64})
+#: expand_labels moves labels as bits of their width: bool and every integer dtype.
+_LABEL_IMAGE_DTYPES = _INTEGER_DTYPES | {torch.bool}
 _POLICIES = ("auto", "torch", "native")
 
 #: The most voxels an int32 index or offset counts.

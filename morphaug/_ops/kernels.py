@@ -88,6 +88,11 @@ def expand_labels(labels: torch.Tensor, sampling: Sequence[float], distance: flo
     return ops_for(labels).expand_labels(labels, [float(s) for s in sampling], float(distance))
 
 
+def _structure_flags(structure: np.ndarray) -> list[int]:
+    """A ``(3,) * S`` structure as the kernels take it: its flags, flat in C order."""
+    return np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
+
+
 def cdt(mask: torch.Tensor, structure: np.ndarray, return_indices: bool = False):
     """Chamfer distance transform of each ``(b, c)`` slice with SciPy's algorithm.
 
@@ -113,7 +118,7 @@ def cdt(mask: torch.Tensor, structure: np.ndarray, return_indices: bool = False)
     that choice for both. Otherwise the raster passes: on CPU the slices in
     parallel, on CUDA a block per slice, rows in sequence.
     """
-    flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
+    flags = _structure_flags(structure)
     distances, indices = ops_for(mask).cdt(mask, flags, return_indices)
     return distances, (indices if return_indices else None)
 
@@ -143,7 +148,7 @@ def label(mask: torch.Tensor, structure: np.ndarray, dtype: torch.dtype = torch.
     merge of the tiles with atomics, and the roots numbered by a device scan
     of their counts per 256 voxels: no host sync.
     """
-    flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
+    flags = _structure_flags(structure)
     return ops_for(mask).label(mask, flags, dtype)
 
 
@@ -154,7 +159,7 @@ def label_values(values: torch.Tensor, structure: np.ndarray, background: int | 
     they hold equal values. ``background``: the value labelled 0, an int64 whose low bits (the values'
     width) are its bits (``v - 2**64`` for uint64 ``v >= 2**63``); None: every voxel is labelled.
     :func:`label`'s union-find: on CPU runs of one value, on CUDA tile unions of equal neighbours."""
-    flags = np.asarray(structure, dtype=bool).astype(int).ravel().tolist()
+    flags = _structure_flags(structure)
     return ops_for(values).label_values(values, flags, background, dtype)
 
 
