@@ -125,3 +125,30 @@ def test_large_maps_cross_the_chunks():
     check(blobs.to(torch.int16))
     check(blobs.to(torch.int16), connectivity=1, background=2)
     check(random_map(rng, (1, 1, 300, 250), 3, torch.int32, 0.9), connectivity=1)
+
+
+def _smooth_map(rng, shape, values: int) -> torch.Tensor:
+    """A map of ``values`` values varying every few voxels (runs of 2-3 voxels along rows)."""
+    coarse = torch.from_numpy(rng.random((1, 1, *[max(2, n // 4) for n in shape[2:]])))
+    smooth = torch.nn.functional.interpolate(coarse, size=shape[2:], mode="trilinear" if len(shape) == 5
+                                             else "bilinear")
+    return (smooth * values).long().clamp(0, values - 1).expand(shape).contiguous()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("row", [63, 64, 65, 130])
+def test_short_runs_across_words_chunks_and_threads(row, threads):
+    """Maps of short runs (the run scan's value rows, found 64 voxels at a time) on rows across the
+    64-voxel words, in slices cut into several chunks when threads outnumber the slices."""
+    rng = np.random.default_rng(row)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        x = _smooth_map(rng, (1, 1, 24, 70, row), 6)  # over 3 chunks of 2^15 voxels
+        x[0, 0, 4:20, 30, 20:40] = 5  # a slab of one value crosses the chunks
+        for kwargs in ({}, {"connectivity": 1}, {"connectivity": 2, "background": 3}, {"background": -1}):
+            check(x, **kwargs)
+        check(_smooth_map(rng, (2, 1, 160, row), 5).to(torch.uint8), background=1)
+        check(_smooth_map(rng, (1, 2, 160, row), 4).to(torch.int16).flatten(2), connectivity=1)  # long rows
+    finally:
+        torch.set_num_threads(before)

@@ -19,8 +19,16 @@ void run(const LabelSetup& s, const Source& voxels, T* labels, int64_t* counts) 
   const int64_t row = s.shape.size[s.shape.rank - 1];
   if (joins_runs(s)) {
     const Chunks chunks(s.shape, s.slices, row);
-    RunScan<T, Source> scan(s, chunks, voxels, labels);
-    label_slices<T>(s, chunks, scan, counts, [&](int64_t task, auto&& label) { scan.write(task, label); });
+    auto scan_with = [&](auto table) {  // runs and parents of the table's type (int32 where they fit: less memory)
+      using I = decltype(table);
+      RunScan<I, Source, T> scan(s, chunks, voxels, labels);
+      label_slices<I>(s, chunks, scan, counts, [&](int64_t task, auto&& label) { scan.write(task, label); });
+    };
+    if (RunScan<int32_t, Source, T>::fits(chunks, voxels, row)) {
+      scan_with(int32_t{});
+    } else {
+      scan_with(T{});
+    }
   } else {
     const Chunks chunks(s.shape, s.slices, s.shape.rank == 1 ? 1 : row);
     VoxelScan<T, Source> scan(s, chunks, voxels, labels);

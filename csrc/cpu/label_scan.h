@@ -13,7 +13,10 @@
 //
 // What is labelled is a Source (MaskVoxels: a bool mask, label; ValueVoxels:
 // an integer map, label_values, whose runs are runs of one value and whose
-// neighbours join when their values are equal).
+// neighbours join when their values are equal). A mask's runs join by a walk
+// through two rows' runs in step; a value map's, short, through the counts
+// its rows keep in the labels (ValueVoxels). The run tables take int32 where
+// a slice's runs and voxels fit, whatever the labels' type (label.cpp).
 //
 // Each slice is cut into chunks of whole rows (of voxels, for the voxel scan
 // of one spatial axis), as many as the threads need (one per slice when there
@@ -90,6 +93,25 @@ T lower_plain(T* address, T value) {
   return old;
 }
 
+constexpr uint64_t kLowBits = 0x7f7f7f7f7f7f7f7full;
+constexpr uint64_t kHighBits = 0x8080808080808080ull;
+constexpr uint64_t kGather = 0x0102040810204080ull;  // bit 8k to bit 56 + k
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the word scan reads the first byte lowest");
+
+// Bit i: whether bytes[i] is nonzero, for i < count <= 64.
+inline uint64_t nonzero_bits(const unsigned char* bytes, int64_t count) {
+  uint64_t bits = 0;
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    const uint64_t high = (((word & kLowBits) + kLowBits) | word) & kHighBits;  // nonzero bytes' high bits
+    bits |= ((high >> 7) * kGather) >> 56 << i;
+  }
+  for (; i < count; ++i) bits |= uint64_t{bytes[i] != 0} << i;
+  return bits;
+}
+
 template <typename T>
 struct Run {
   T start, end;  // foreground [start, end) of one row, slice-local raster indices
@@ -97,12 +119,12 @@ struct Run {
 
 // The voxels of a bool mask: the true ones, every two neighbours joined.
 struct MaskVoxels {
+  static constexpr bool kCountsRows = false;  // see ValueVoxels
   const bool* m;
 
   MaskVoxels at(int64_t offset) const { return {m + offset}; }
   bool inside(int64_t p) const { return m[p]; }
   bool joins(int64_t, int64_t q) const { return m[q]; }   // whether q joins p (p inside)
-  bool equal(int64_t, int64_t) const { return true; }     // whether two inside voxels join
   int64_t max_runs(int64_t n) const { return (n + 1) / 2; }  // in a row of n voxels
   template <typename T>
   int64_t runs(int64_t begin, int64_t end, Run<T>* out, int64_t next) const {
@@ -113,8 +135,15 @@ struct MaskVoxels {
 // The voxels of an integer map, values read as unsigned U of their width
 // (equal bits, equal values): those not holding `background` (every voxel
 // without one), neighbours joined when their values are equal.
+//
+// A value map's runs are short (a few voxels where values vary), so the run
+// scan joins them without walking two rows' runs in step: each row keeps,
+// per voxel, how many of its runs end at or before it (kept in the labels
+// until they are written), which gives the runs of a linked row that a run
+// reaches in two reads (RunScan::join_counted).
 template <typename U>
 struct ValueVoxels {
+  static constexpr bool kCountsRows = true;
   const U* v;
   U background;
   bool has_background;
@@ -122,19 +151,44 @@ struct ValueVoxels {
   ValueVoxels at(int64_t offset) const { return {v + offset, background, has_background}; }
   bool inside(int64_t p) const { return !has_background || v[p] != background; }
   bool joins(int64_t p, int64_t q) const { return v[q] == v[p]; }
-  bool equal(int64_t p, int64_t q) const { return v[q] == v[p]; }
+  U value(int64_t p) const { return v[p]; }
   int64_t max_runs(int64_t n) const { return n; }
-  // The runs of one value of v[begin, end) (one row) from out[next] on; the name after the last.
-  template <typename T>
-  int64_t runs(int64_t begin, int64_t end, Run<T>* out, int64_t next) const {
-    for (int64_t p = begin; p < end;) {
-      const U x = v[p];
-      int64_t q = p + 1;
-      while (q < end && v[q] == x) ++q;
-      if (!has_background || x != background) out[next++] = {static_cast<T>(p), static_cast<T>(q)};
-      p = q;
+  // The runs of one value of v[begin, end) (one row) from out[next] on, 64
+  // voxels at a time (a bit per voxel where a run starts, and where one
+  // ends); the name after the last. counts[p - begin] for each voxel p: the
+  // row's runs ending at or before p.
+  template <typename T, typename C>
+  int64_t runs(int64_t begin, int64_t end, Run<T>* out, C* counts, int64_t next) const {
+    const U* const x = v;  // locals: the byte stores below may alias the members, not them
+    const U off = background;
+    int64_t starts_at = next, ends_at = next;
+    C ended = 0;
+    unsigned char bytes[64];
+    for (int64_t w = begin; w < end; w += 64) {
+      const int count = static_cast<int>(std::min<int64_t>(64, end - w));
+      bytes[0] = w == begin || x[w] != x[w - (w > begin)];
+      for (int i = 1; i < count; ++i) bytes[i] = x[w + i] != x[w + i - 1];
+      // bit i: voxel w + i differs from the one before (a row's first does), bit count: the voxel after the word
+      const uint64_t changes = nonzero_bits(bytes, count);
+      const bool after = w + count == end || x[w + count] != x[w + count - 1];
+      uint64_t kept = ~uint64_t{0};
+      if (has_background) {
+        for (int i = 0; i < count; ++i) bytes[i] = x[w + i] != off;
+        kept = nonzero_bits(bytes, count);
+      }
+      uint64_t starts = changes & kept;
+      uint64_t lasts = ((changes >> 1) | uint64_t{after} << (count - 1)) & kept;
+      for (int i = 0; i < count; ++i) {
+        counts[w - begin + i] = ended;
+        ended += static_cast<C>((lasts >> i) & 1);
+      }
+      for (; starts; starts &= starts - 1) {
+        const int64_t p = w + __builtin_ctzll(starts);
+        out[starts_at++].start = static_cast<T>(p);
+      }
+      for (; lasts; lasts &= lasts - 1) out[ends_at++].end = static_cast<T>(w + __builtin_ctzll(lasts) + 1);
     }
-    return next;
+    return starts_at;
   }
 };
 
@@ -292,25 +346,6 @@ struct VoxelScan {
 
 // --- the run scan --------------------------------------------------------------
 
-constexpr uint64_t kLowBits = 0x7f7f7f7f7f7f7f7full;
-constexpr uint64_t kHighBits = 0x8080808080808080ull;
-constexpr uint64_t kGather = 0x0102040810204080ull;  // bit 8k to bit 56 + k
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the word scan reads the first byte lowest");
-
-// Bit i: whether bytes[i] is nonzero, for i < count <= 64.
-inline uint64_t nonzero_bits(const unsigned char* bytes, int64_t count) {
-  uint64_t bits = 0;
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, bytes + i, 8);
-    const uint64_t high = (((word & kLowBits) + kLowBits) | word) & kHighBits;  // nonzero bytes' high bits
-    bits |= ((high >> 7) * kGather) >> 56 << i;
-  }
-  for (; i < count; ++i) bits |= uint64_t{bytes[i] != 0} << i;
-  return bits;
-}
-
 // Stores the foreground runs of m[begin, end) (one row) from runs[next] on,
 // 64 voxels at a time; returns the name after the last.
 template <typename T>
@@ -381,8 +416,9 @@ inline bool joins_runs(const LabelSetup& s) {
 }
 
 // Items are the foreground runs of the rows, named by their place in their
-// slice's table of runs, which also keeps their parents.
-template <typename T, typename Source = MaskVoxels>
+// slice's table of runs, which also keeps their parents. T: the type of the
+// tables (runs, parents, numbers); L: the type of the labels written.
+template <typename T, typename Source = MaskVoxels, typename L = T>
 struct RunScan {
   // Chunk c's runs are named from c * capacity on (its rows hold no more),
   // so names follow raster order; tables are touched only where runs are.
@@ -396,14 +432,14 @@ struct RunScan {
   const LabelSetup& s;
   const Chunks& chunks;
   Source mask;
-  T* labels;
+  L* labels;
   int64_t n, rows, chunk_rows;  // the row length, rows in a slice and in a chunk
   int64_t capacity;             // the most runs a chunk's rows can hold
   std::vector<RowLink> links;
   int64_t reach = 0;  // the most rows a link goes back
   std::vector<SliceRuns> tables;  // per slice
 
-  RunScan(const LabelSetup& setup, const Chunks& c, const Source& m, T* out)
+  RunScan(const LabelSetup& setup, const Chunks& c, const Source& m, L* out)
       : s(setup), chunks(c), mask(m), labels(out), n(setup.shape.size[setup.shape.rank - 1]),
         rows(setup.shape.numel / n), chunk_rows(c.length / n), capacity(chunk_rows * m.max_runs(n)),
         tables(setup.slices) {
@@ -423,8 +459,7 @@ struct RunScan {
       same->highest = std::max(same->highest, dx);
       reach = std::max(reach, -same->rows);
     }
-    TORCH_CHECK(chunks.per_slice * capacity - 1 <= std::numeric_limits<T>::max(), "morphaug::label: a slice of ",
-                s.shape.numel, " voxels needs int64 labels");
+    TORCH_CHECK(fits(chunks, m, n), "morphaug::label: a slice of ", s.shape.numel, " voxels needs int64 labels");
     for (SliceRuns& t : tables) {
       t.runs.reset(new Run<T>[chunks.per_slice * capacity]);
       t.parent.reset(new T[chunks.per_slice * capacity]);
@@ -433,26 +468,83 @@ struct RunScan {
     }
   }
 
+  // Whether T names every run and voxel of a slice cut as `chunks` (rows of n voxels of m).
+  static bool fits(const Chunks& chunks, const Source& m, int64_t n) {
+    const int64_t names = std::max(chunks.per_slice * (chunks.length / n * m.max_runs(n)), chunks.numel);
+    return names - 1 <= std::numeric_limits<T>::max();  // and the voxels, which runs start and end at
+  }
+
   T* parents(int64_t slice) { return tables[slice].parent.get(); }
   int64_t first_item(int64_t task) const { return task % chunks.per_slice * capacity; }
   int64_t chunk_of(int64_t slice, int64_t item) const { return tables[slice].runs[item].start / chunks.length; }
 
   // join(i, j) for each run i of [a, a_end), the runs of a row of a slice
-  // (its voxels m), and each run j it touches and joins in a linked row: from
-  // row `earliest` on, or with `before`, the rows before it. coord: the row's
-  // coordinates on the axes but the last.
+  // (its voxels m, its labels `counts` with ValueVoxels), and each run j it
+  // touches and joins in a linked row: from row `earliest` on, or with
+  // `before`, the rows before it. coord: the row's coordinates on the axes
+  // but the last.
   template <typename Join>
-  void join_row(const SliceRuns& t, const Source& m, int64_t row, const int64_t* coord, int64_t a, int64_t a_end,
-                int64_t earliest, bool before, Join&& join) const {
+  void join_row(const SliceRuns& t, const Source& m, const L* counts, int64_t row, const int64_t* coord, int64_t a,
+                int64_t a_end, int64_t earliest, bool before, Join&& join) const {
     const Run<T>* runs = t.runs.get();
-    auto joined = [&](int64_t i, int64_t j) {
-      if (m.equal(runs[i].start, runs[j].start)) join(i, j);
-    };
     for (const RowLink& link : links) {
       const int64_t other = row + link.rows;
       if ((other < earliest) != before || !s.shape.inside(coord, link.delta, s.shape.rank - 1)) continue;
-      join_runs(runs, a, a_end, t.row_runs[2 * other], t.row_runs[2 * other + 1], -link.rows * n, link, joined);
+      const int64_t b = t.row_runs[2 * other], b_end = t.row_runs[2 * other + 1];
+      if constexpr (Source::kCountsRows) {
+        join_counted(runs, m, counts, row, a, a_end, other, b, b_end, link, join);
+      } else {
+        join_runs(runs, a, a_end, b, b_end, -link.rows * n, link, join);
+      }
     }
+  }
+
+  // join_row through `link` for a value map: the runs [b, b_end) of row
+  // `other` that run i reaches are read off that row's counts (those ending
+  // before its reach, and those starting in it), and joined when their values
+  // are equal. Pairs are kept until the row's are all found, so that finding
+  // them does not branch on their values (in locals, which the stores of the
+  // pairs cannot alias).
+  template <typename Join>
+  void join_counted(const Run<T>* runs, const Source& m, const L* counts, int64_t row, int64_t a, int64_t a_end,
+                    int64_t other, int64_t b, int64_t b_end, const RowLink& link, Join&& join) const {
+    if (b == b_end) return;
+    constexpr int kPairs = 256;
+    T pair[2 * kPairs];
+    int kept = 0;
+    auto flush = [&join](const T* pairs, int count) {
+      for (int k = 0; k < count; ++k) join(pairs[2 * k], pairs[2 * k + 1]);
+      return 0;
+    };
+    const L* count = counts + other * n;
+    const int64_t here = row * n, there = other * n, width = n;
+    const int lowest = link.lowest, highest = link.highest;
+    const bool gapped = link.gapped();
+    for (int64_t i = a; i < a_end; ++i) {
+      const int64_t start = runs[i].start, end = runs[i].end;
+      const auto value = m.value(start);
+      const int64_t low = start - here + lowest;     // its reach in the other row,
+      const int64_t high = end - here + highest - 1;  // [low, high] (row-local)
+      const int64_t lo = low <= 0 ? b : low >= width ? b_end : b + count[low];
+      const int64_t hi = high < 0 ? b : high >= width - 1 ? b_end : b + count[high] + m.inside(there + high);
+      if (hi <= lo) continue;
+      if (hi - lo <= 3 && !gapped) {  // the usual case, without branches
+        if (kept > kPairs - 3) kept = flush(pair, kept);
+        for (int64_t k = 0; k < 3; ++k) {
+          const int64_t c = std::min(lo + k, hi - 1);
+          pair[2 * kept] = static_cast<T>(i);
+          pair[2 * kept + 1] = static_cast<T>(c);
+          kept += (lo + k < hi) & (m.value(runs[c].start) == value);
+        }
+      } else {
+        for (int64_t c = lo; c < hi; ++c) {
+          if (m.value(runs[c].start) == value && (!gapped || touches(runs[i], runs[c], here - there, link))) {
+            join(i, c);
+          }
+        }
+      }
+    }
+    flush(pair, kept);
   }
 
   // The coordinates of the next row (on the axes but the last).
@@ -467,17 +559,22 @@ struct RunScan {
     SliceRuns& t = tables[slice];
     const Source m = mask.at(slice * s.shape.numel);
     T* P = t.parent.get();
+    L* counts = Source::kCountsRows ? labels + slice * s.shape.numel : nullptr;
     const int64_t first_row = chunks.begin(task) / n, last_row = chunks.end(task) / n;
     int64_t coord[kMaxRank];
     s.shape.coordinates(first_row * n, coord);
     int64_t next = first_item(task);
     for (int64_t row = first_row; row < last_row; ++row, next_row(coord)) {
       const int64_t a = next;
-      next = m.runs(row * n, row * n + n, t.runs.get(), next);
+      if constexpr (Source::kCountsRows) {
+        next = m.runs(row * n, row * n + n, t.runs.get(), counts + row * n, next);
+      } else {
+        next = m.runs(row * n, row * n + n, t.runs.get(), next);
+      }
       t.row_runs[2 * row] = a;
       t.row_runs[2 * row + 1] = next;
       for (int64_t i = a; i < next; ++i) P[i] = static_cast<T>(i);
-      join_row(t, m, row, coord, a, next, first_row, false, [&](int64_t i, int64_t j) {
+      join_row(t, m, counts, row, coord, a, next, first_row, false, [&](int64_t i, int64_t j) {
         if (P[i] != P[j]) label_union<true>(P, static_cast<T>(i), static_cast<T>(j), lower_plain<T>);
       });
     }
@@ -489,12 +586,13 @@ struct RunScan {
   void merge(int64_t slice, Join&& join) const {
     const SliceRuns& t = tables[slice];
     const Source m = mask.at(slice * s.shape.numel);
+    const L* counts = Source::kCountsRows ? labels + slice * s.shape.numel : nullptr;
     int64_t coord[kMaxRank];
     for (int64_t chunk_row = chunk_rows; chunk_row < rows; chunk_row += chunk_rows) {
       s.shape.coordinates(chunk_row * n, coord);
       const int64_t stop = std::min({rows, chunk_row + chunk_rows, chunk_row + reach});
       for (int64_t row = chunk_row; row < stop; ++row, next_row(coord)) {
-        join_row(t, m, row, coord, t.row_runs[2 * row], t.row_runs[2 * row + 1], chunk_row, true, join);
+        join_row(t, m, counts, row, coord, t.row_runs[2 * row], t.row_runs[2 * row + 1], chunk_row, true, join);
       }
     }
   }
@@ -514,13 +612,31 @@ struct RunScan {
 
   // Every voxel of the chunk: its run's label(number) or the background's 0.
   template <typename Label>
-  void write(int64_t task, Label&& label) const {
+  void write(int64_t task, Label&& label) {
     const int64_t slice = chunks.slice(task);
-    const SliceRuns& t = tables[slice];
-    T* P = labels + slice * s.shape.numel;
-    std::fill(P + chunks.begin(task), P + chunks.end(task), T{0});
-    for (int64_t i = first_item(task); i < t.chunk_end[task % chunks.per_slice]; ++i) {
-      std::fill(P + t.runs[i].start, P + t.runs[i].end, label(t.parent[i]));
+    SliceRuns& t = tables[slice];
+    L* P = labels + slice * s.shape.numel;
+    if constexpr (Source::kCountsRows) {  // a voxel's run is the row's first plus its count
+      label_runs(task, label);
+      const Source m = mask.at(slice * s.shape.numel);
+      for (int64_t row = chunks.begin(task) / n; row < chunks.end(task) / n; ++row) {
+        const int64_t first = t.row_runs[2 * row], stop = t.row_runs[2 * row + 1];
+        L* out = P + row * n;
+        if (first == stop) {
+          std::fill(out, out + n, L{0});
+          continue;
+        }
+        const T* labelled = t.parent.get() + first;
+        const L last = static_cast<L>(stop - first - 1);
+        for (int64_t x = 0; x < n; ++x) {
+          out[x] = m.inside(row * n + x) ? static_cast<L>(labelled[std::min(out[x], last)]) : L{0};
+        }
+      }
+    } else {
+      std::fill(P + chunks.begin(task), P + chunks.end(task), L{0});
+      for (int64_t i = first_item(task); i < t.chunk_end[task % chunks.per_slice]; ++i) {
+        std::fill(P + t.runs[i].start, P + t.runs[i].end, static_cast<L>(label(t.parent[i])));
+      }
     }
   }
 };
