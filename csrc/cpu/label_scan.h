@@ -132,6 +132,17 @@ struct MaskVoxels {
   }
 };
 
+// A row's runs ending at or before a voxel, from its `count` (ValueVoxels::runs).
+template <typename C>
+C ended_before(C count) {
+  return count ^ (count >> (8 * sizeof(C) - 1));
+}
+// Whether a voxel lies in a run, from its `count`.
+template <typename C>
+bool inside_run(C count) {
+  return count >= 0;
+}
+
 // The voxels of an integer map, values read as unsigned U of their width
 // (equal bits, equal values): those not holding `background` (every voxel
 // without one), neighbours joined when their values are equal.
@@ -156,7 +167,8 @@ struct ValueVoxels {
   // The runs of one value of v[begin, end) (one row) from out[next] on, 64
   // voxels at a time (a bit per voxel where a run starts, and where one
   // ends); the name after the last. counts[p - begin] for each voxel p: the
-  // row's runs ending at or before p.
+  // row's runs ending at or before p, or its complement (~, negative) where
+  // p is background (read by ended_before and inside_run).
   template <typename T, typename C>
   int64_t runs(int64_t begin, int64_t end, Run<T>* out, C* counts, int64_t next) const {
     const U* const x = v;  // locals: the byte stores below may alias the members, not them
@@ -178,8 +190,8 @@ struct ValueVoxels {
       }
       uint64_t starts = changes & kept;
       uint64_t lasts = ((changes >> 1) | uint64_t{after} << (count - 1)) & kept;
-      for (int i = 0; i < count; ++i) {
-        counts[w - begin + i] = ended;
+      for (int i = 0; i < count; ++i) {  // ~ended on the background
+        counts[w - begin + i] = ended ^ (static_cast<C>((kept >> i) & 1) - 1);
         ended += static_cast<C>((lasts >> i) & 1);
       }
       for (; starts; starts &= starts - 1) {
@@ -525,8 +537,9 @@ struct RunScan {
       const auto value = m.value(start);
       const int64_t low = start - here + lowest;     // its reach in the other row,
       const int64_t high = end - here + highest - 1;  // [low, high] (row-local)
-      const int64_t lo = low <= 0 ? b : low >= width ? b_end : b + count[low];
-      const int64_t hi = high < 0 ? b : high >= width - 1 ? b_end : b + count[high] + m.inside(there + high);
+      const L above = count[high < 0 ? 0 : high >= width ? width - 1 : high];
+      const int64_t lo = low <= 0 ? b : low >= width ? b_end : b + ended_before(count[low]);
+      const int64_t hi = high < 0 ? b : high >= width - 1 ? b_end : b + ended_before(above) + inside_run(above);
       if (hi <= lo) continue;
       if (hi - lo <= 3 && !gapped) {  // the usual case, without branches
         if (kept > kPairs - 3) kept = flush(pair, kept);
@@ -618,7 +631,6 @@ struct RunScan {
     L* P = labels + slice * s.shape.numel;
     if constexpr (Source::kCountsRows) {  // a voxel's run is the row's first plus its count
       label_runs(task, label);
-      const Source m = mask.at(slice * s.shape.numel);
       for (int64_t row = chunks.begin(task) / n; row < chunks.end(task) / n; ++row) {
         const int64_t first = t.row_runs[2 * row], stop = t.row_runs[2 * row + 1];
         L* out = P + row * n;
@@ -627,9 +639,9 @@ struct RunScan {
           continue;
         }
         const T* labelled = t.parent.get() + first;
-        const L last = static_cast<L>(stop - first - 1);
         for (int64_t x = 0; x < n; ++x) {
-          out[x] = m.inside(row * n + x) ? static_cast<L>(labelled[std::min(out[x], last)]) : L{0};
+          const L count = out[x];
+          out[x] = inside_run(count) ? static_cast<L>(labelled[count]) : L{0};
         }
       }
     } else {
