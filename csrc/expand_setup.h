@@ -70,4 +70,16 @@ void dispatch_label_width(const at::Tensor& labels, const F& f) {
   }
 }
 
+// f(T{}, L{}): T the distances' type (float or double), L as dispatch_label_width's.
+template <typename F>
+void dispatch_expand(const ExpandSetup& setup, const F& f) {
+  dispatch_label_width(setup.labels, [&](auto label) {
+    if (setup.edt.distances.scalar_type() == at::kFloat) {
+      f(float{}, label);
+    } else {
+      f(double{}, label);
+    }
+  });
+}
+
 }  // namespace morphaug

@@ -125,13 +125,8 @@ at::Tensor expand_labels_cpu(const at::Tensor& labels, std::optional<at::ArrayRe
   for (const at::Tensor* fresh : {&setup.edt.distances, &setup.features, &setup.out}) {
     fault_in_huge_pages(*fresh);
   }
-  dispatch_label_width(setup.labels, [&](auto tag) {
-    using L = decltype(tag);
-    if (setup.edt.distances.scalar_type() == at::kFloat) {
-      expand_passes<float, L>(setup);
-    } else {
-      expand_passes<double, L>(setup);
-    }
+  dispatch_expand(setup, [&](auto real, auto label) {
+    expand_passes<decltype(real), decltype(label)>(setup);
   });
   return setup.out;
 }

@@ -6,33 +6,20 @@
 // per line, the lanes of a block neighbours in memory (coalesced); the hull
 // of each thread lives in a global scratch, entries `slots` apart, and the
 // envelope's choices in an int32 volume. The features move in place
-// (expand_carry_line). The last
-// pass (contiguous lines): a block takes kTile lines and stages them through
-// shared memory kChunk elements at a time, as edt.cu's; the write-out reads
-// the chosen feature of the same line and gathers its label, so that the
-// labels are written kChunk consecutive elements at a time.
+// (expand_carry_line). The last pass stages its lines through shared memory
+// as edt.cu's (edt_passes.cuh); its write-out reads the chosen feature of the
+// same line and gathers its label, so that the labels are written kChunk
+// consecutive elements at a time.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "../core/expand_labels.h"
 #include "../expand_setup.h"
+#include "edt_passes.cuh"
 #include "grid.cuh"
 
 namespace morphaug {
 namespace {
-
-constexpr int kTile = 64;                            // lines of a block of the last pass
-constexpr int kChunk = 32;                           // elements of a line staged at a time
-constexpr int64_t kScratchBytes = int64_t{1} << 28;  // scratch the envelope passes aim at
-
-enum class Hull { kInt32, kInt64, kReal };
-
-int64_t hull_entry_bytes(Hull hull) {
-  return hull == Hull::kInt32 ? sizeof(EdtParabola<int32_t>)
-         : hull == Hull::kInt64 ? sizeof(EdtParabola<int64_t>)
-                                : sizeof(double) + sizeof(int32_t);
-}
 
 // What every pass reads: the labels, their mask, the geometry and the test.
 template <typename L>
@@ -87,8 +74,7 @@ __global__ void envelope_pass_kernel(ExpandArgs<L> a, int d, int64_t outer, int6
         edt_envelope_line(f + o, inner, n, a.g.sampling[d], f + o, inner, chosen, hull_pos,
                           hull_f, slots, false);
       } else {
-        using I = std::conditional_t<kHull == Hull::kInt32, int32_t, int64_t>;
-        EdtParabola<I>* hull = static_cast<EdtParabola<I>*>(scratch) + t.slot;
+        EdtParabola<HullInt<kHull>>* hull = static_cast<EdtParabola<HullInt<kHull>>*>(scratch) + t.slot;
         edt_envelope_line_unit(f + o, inner, n, f + o, inner, chosen, hull, slots, false);
       }
       expand_carry_line(n, chosen, inner, f + o, feature + o, inner, a.cut);
@@ -102,85 +88,22 @@ template <typename T, Hull kHull, typename L>
 __global__ void __launch_bounds__(kTile)
     last_pass_kernel(ExpandArgs<L> a, int d, int64_t lines, int64_t n, const T* f,
                      const int32_t* feature, void* scratch) {
-  using I = std::conditional_t<kHull == Hull::kInt32, int32_t, int64_t>;
   __shared__ T values[kTile][kChunk + 1];
   __shared__ int32_t chosen[kTile][kChunk + 1];
   __shared__ int64_t base[kTile];  // each row's slice, as an offset
   const int r = threadIdx.x;
-  const int64_t slots = gridDim.x * static_cast<int64_t>(kTile);
-  const int64_t slot = blockIdx.x * static_cast<int64_t>(kTile) + r;
-  const double s = a.g.sampling[d];
-  EdtParabola<I>* parabolas = static_cast<EdtParabola<I>*>(scratch) + slot;
-  double* hull_f = static_cast<double*>(scratch) + slot;
-  int32_t* hull_pos = reinterpret_cast<int32_t*>(static_cast<double*>(scratch) + n * slots) + slot;
-  for (int64_t first = blockIdx.x * static_cast<int64_t>(kTile); first < lines; first += slots) {
+  for (int64_t first = blockIdx.x * static_cast<int64_t>(kTile); first < lines;
+       first += gridDim.x * static_cast<int64_t>(kTile)) {
     const int rows = static_cast<int>(std::min<int64_t>(kTile, lines - first));
-    const bool mine = r < rows;
-    const T* tile = f + first * n;  // element k of row q at tile[q * n + k]
     const int32_t* tile_feature = feature + first * n;
     L* tile_out = a.out + first * n;
-    if (mine) base[r] = (first + r) * n / a.slice * a.slice;
-    // The hull, from the line staged chunk by chunk.
-    int64_t top = -1;
-    EdtParabola<I> v{0, 0};
-    I num = 0, gap = 0;
-    for (int64_t c = 0; c < n; c += kChunk) {
-      const int width = static_cast<int>(std::min<int64_t>(kChunk, n - c));
-      __syncthreads();  // the previous chunk is consumed
-      for (int e = r; e < kTile * kChunk; e += kTile) {
-        const int q = e / kChunk, k = e % kChunk;
-        if (q < rows && k < width) values[q][k] = tile[q * n + c + k];
-      }
-      __syncthreads();
-      if (!mine) continue;
-      for (int k = 0; k < width; ++k) {
-        const T fw = values[r][k];
-        if (fw == static_cast<T>(INFINITY)) continue;  // no feature here
-        if constexpr (kHull == Hull::kReal) {
-          edt_hull_push_real(hull_pos, hull_f, slots, top, static_cast<int32_t>(c + k),
-                             static_cast<double>(fw), s);
-        } else {
-          const I x = static_cast<I>(c + k);
-          edt_hull_push(parabolas, slots, top, v, num, gap, x, static_cast<I>(fw) + x * x);
-        }
-      }
-    }
-    // The labels, through the tile: at(i, value, j) of the walk over the hull.
-    const bool found = top >= 0;
-    const auto write_out = [&](auto&& at) {
-      for (int64_t c = 0; c < n; c += kChunk) {
-        const int width = static_cast<int>(std::min<int64_t>(kChunk, n - c));
-        for (int k = 0; mine && k < width; ++k) at(c + k, values[r][k], chosen[r][k]);
-        __syncthreads();
-        for (int e = r; e < kTile * kChunk; e += kTile) {
-          const int q = e / kChunk, k = e % kChunk;
-          if (q < rows && k < width) {
-            const int32_t j = chosen[q][k];
-            const int32_t p = j < 0 ? -1 : tile_feature[q * n + j];
-            tile_out[q * n + c + k] = expand_label(p, values[q][k], a.labels + base[q], a.distance);
-          }
-        }
-        __syncthreads();  // the chunk is out before the tile is reused
-      }
-    };
-    if (!found) {
-      write_out([](int64_t, T& value, int32_t& j) {
-        value = static_cast<T>(INFINITY);
-        j = -1;
-      });
-    } else if constexpr (kHull == Hull::kReal) {
-      EdtRealWalk walk(hull_pos, hull_f, slots, top, s);
-      write_out([&](int64_t i, T& value, int32_t& j) {
-        value = static_cast<T>(walk.at(i));
-        j = walk.j;
-      });
-    } else {
-      EdtUnitWalk<I> walk(parabolas, slots, top);
-      write_out([&](int64_t i, T& value, int32_t& j) {
-        value = static_cast<T>(walk.at(static_cast<I>(i)));
-        j = walk.p.pos;
-      });
-    }
+    if (r < rows) base[r] = (first + r) * n / a.slice * a.slice;
+    edt_last_pass_tile<T, kHull>(f + first * n, n, rows, values, chosen, scratch, a.g.sampling[d], false,
+                                 [&](int q, int64_t c, int k) {
+      const int32_t j = chosen[q][k];
+      const int32_t p = j < 0 ? -1 : tile_feature[q * n + j];
+      tile_out[q * n + c + k] = expand_label(p, values[q][k], a.labels + base[q], a.distance);
+    });
   }
 }
 
@@ -195,26 +118,8 @@ void expand_passes(const ExpandSetup& setup) {
   T* f = setup.edt.distances.data_ptr<T>();
   int32_t* feature = setup.features.data_ptr<int32_t>();
   const cudaStream_t stream = cuda::current_stream();
-  // Per pass: its hull, its threads (as many as the scratch allows) and their scratch.
-  Hull hulls[kMaxRank];
-  StridedLaunch strided[kMaxRank];
-  int64_t last_blocks = 1, scratch_bytes = 0;
-  for (int d = 1; d < rank; ++d) {
-    hulls[d] = !setup.edt.unit ? Hull::kReal : edt_unit_int32(g, d) ? Hull::kInt32 : Hull::kInt64;
-    const Lines lines = lines_along(mask, d);
-    const int64_t line_bytes = lines.length * hull_entry_bytes(hulls[d]);
-    const int64_t max_slots = std::max<int64_t>(kThreads, kScratchBytes / line_bytes);
-    int64_t slots;
-    if (d < rank - 1) {
-      strided[d] = strided_launch(lines.stride, lines.count / lines.stride, max_slots);
-      slots = strided[d].threads;
-    } else {
-      last_blocks = std::min((lines.count + kTile - 1) / kTile, max_slots / kTile);
-      slots = last_blocks * kTile;
-    }
-    scratch_bytes = std::max(scratch_bytes, slots * line_bytes);
-  }
-  const at::Tensor scratch = at::empty({scratch_bytes}, mask.options().dtype(at::kByte));
+  const EdtPlan plan = edt_plan(mask, g, setup.edt.unit);
+  const at::Tensor scratch = at::empty({plan.scratch_bytes}, mask.options().dtype(at::kByte));
   // the choices of the envelope passes before the last one
   const auto int32 = mask.options().dtype(at::kInt);
   const at::Tensor choices = rank > 2 ? at::empty(mask.sizes(), int32) : at::empty({0}, int32);
@@ -227,22 +132,17 @@ void expand_passes(const ExpandSetup& setup) {
                                             lines.length, lines.stride, f, feature);
       continue;
     }
-    const auto run = [&](auto hull) {
+    with_hull(plan.hulls[d], [&](auto hull) {
       constexpr Hull kHull = decltype(hull)::value;
       if (d < rank - 1) {
-        cuda::launch<envelope_pass_kernel<T, kHull, L>>(strided[d].grid, strided[d].block, stream,
+        cuda::launch<envelope_pass_kernel<T, kHull, L>>(plan.strided[d].grid, plan.strided[d].block, stream,
             a, d, outer, lines.length, lines.stride, f, feature, scratch.data_ptr(),
             choices.data_ptr<int32_t>());
       } else {
-        cuda::launch<last_pass_kernel<T, kHull, L>>(static_cast<unsigned>(last_blocks), kTile,
+        cuda::launch<last_pass_kernel<T, kHull, L>>(static_cast<unsigned>(plan.last_blocks), kTile,
             stream, a, d, lines.count, lines.length, f, feature, scratch.data_ptr());
       }
-    };
-    switch (hulls[d]) {
-      case Hull::kInt32: run(std::integral_constant<Hull, Hull::kInt32>{}); break;
-      case Hull::kInt64: run(std::integral_constant<Hull, Hull::kInt64>{}); break;
-      case Hull::kReal: run(std::integral_constant<Hull, Hull::kReal>{}); break;
-    }
+    });
   }
 }
 
@@ -251,13 +151,8 @@ at::Tensor expand_labels_cuda(const at::Tensor& labels, std::optional<at::ArrayR
   const cuda::DeviceGuard guard(labels.device());
   const ExpandSetup setup = expand_setup(labels, sampling, distance);
   if (labels.numel() == 0) return setup.out;
-  dispatch_label_width(setup.labels, [&](auto tag) {
-    using L = decltype(tag);
-    if (setup.edt.distances.scalar_type() == at::kFloat) {
-      expand_passes<float, L>(setup);
-    } else {
-      expand_passes<double, L>(setup);
-    }
+  dispatch_expand(setup, [&](auto real, auto label) {
+    expand_passes<decltype(real), decltype(label)>(setup);
   });
   return setup.out;
 }
