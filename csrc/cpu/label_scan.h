@@ -632,13 +632,8 @@ struct RunScan {
     if constexpr (Source::kCountsRows) {  // a voxel's run is the row's first plus its count
       label_runs(task, label);
       for (int64_t row = chunks.begin(task) / n; row < chunks.end(task) / n; ++row) {
-        const int64_t first = t.row_runs[2 * row], stop = t.row_runs[2 * row + 1];
+        const T* labelled = t.parent.get() + t.row_runs[2 * row];  // read only in a run
         L* out = P + row * n;
-        if (first == stop) {
-          std::fill(out, out + n, L{0});
-          continue;
-        }
-        const T* labelled = t.parent.get() + first;
         for (int64_t x = 0; x < n; ++x) {
           const L count = out[x];
           out[x] = inside_run(count) ? static_cast<L>(labelled[count]) : L{0};

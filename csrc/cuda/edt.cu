@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "../core/edt.h"
 #include "../launch.h"

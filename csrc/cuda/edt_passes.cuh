@@ -101,8 +101,8 @@ __device__ bool edt_last_pass_tile(const T* tile, int64_t n, int rows, T (&value
   EdtParabola<I>* parabolas = static_cast<EdtParabola<I>*>(scratch) + slot;
   double* hull_f = static_cast<double*>(scratch) + slot;
   int32_t* hull_pos = reinterpret_cast<int32_t*>(static_cast<double*>(scratch) + n * slots) + slot;
-  // each element of the chunk at c, spread over the block
-  const auto each_element = [&](int64_t c, int width, auto&& body) {
+  // each element (q, k) of a chunk `width` wide, spread over the block
+  const auto each_element = [&](int width, auto&& body) {
     for (int e = r; e < kTile * kChunk; e += kTile) {
       const int q = e / kChunk, k = e % kChunk;
       if (q < rows && k < width) body(q, k);
@@ -114,7 +114,7 @@ __device__ bool edt_last_pass_tile(const T* tile, int64_t n, int rows, T (&value
   for (int64_t c = 0; c < n; c += kChunk) {
     const int width = static_cast<int>(std::min<int64_t>(kChunk, n - c));
     __syncthreads();  // the previous chunk is consumed
-    each_element(c, width, [&](int q, int k) { values[q][k] = tile[q * n + c + k]; });
+    each_element(width, [&](int q, int k) { values[q][k] = tile[q * n + c + k]; });
     __syncthreads();
     if (!mine) continue;
     for (int k = 0; k < width; ++k) {
@@ -135,7 +135,7 @@ __device__ bool edt_last_pass_tile(const T* tile, int64_t n, int rows, T (&value
       const int width = static_cast<int>(std::min<int64_t>(kChunk, n - c));
       for (int k = 0; mine && k < width; ++k) at(c + k, values[r][k], chosen[r][k]);
       __syncthreads();
-      each_element(c, width, [&](int q, int k) { emit(q, c, k); });
+      each_element(width, [&](int q, int k) { emit(q, c, k); });
       __syncthreads();  // the chunk is out before the tile is reused
     }
   };

@@ -225,10 +225,10 @@ def lesion_wise_metrics(pred, ref, sampling=None, dilation_factor=3, volume_thre
     No loop over slices or lesions: one dilation and two labellings of the
     whole batch, the matches one ``(predicted lesions, lesions)`` table
     scattered from the voxels, the volumes and intersections scattered sums;
-    the HD95 of all lesions comes from one :func:`surfel_distances` of their
-    pairs cut to bounding boxes, one :func:`surfel_distances` per size class
-    of box (the next power of 2 along each axis; padded to the largest box of
-    its class), each box holding one lesion and its prediction alone. Host
+    the HD95 of the lesions comes from their pairs cut to bounding boxes, each
+    box holding one lesion and its prediction alone, one
+    :func:`surfel_distances` per size class of box (the next power of 2 along
+    each axis; padded to the largest box of its class). Host
     reads (free on the CPU): the numbers of lesions, then the box of each,
     once per call. Memory: the table (predicted lesions x lesions of the
     batch) and the boxes (at most 8 times their voxels).
