@@ -24,6 +24,12 @@ inline void define_schemas(torch::Library& m) {
   // within Euclidean `distance` (sqrt of the squared distance <= distance, in
   // double) of a labelled voxel takes the label of the EDT's feature.
   m.def("expand_labels(Tensor labels, float[]? sampling, float distance) -> Tensor");
+  // skimage's find_boundaries of each slice of bool or integer labels, modes
+  // 0 thick, 1 inner, 2 outer (core/find_boundaries.h), SciPy's float64
+  // store of 64-bit labels included: a new bool tensor. connectivity: 1 .. S
+  // orthogonal hops (at most 8 axes); background: read in the labels' width
+  // (its low bits), None where their dtype cannot hold it.
+  m.def("find_boundaries(Tensor labels, int connectivity, int boundary_mode, int? background) -> Tensor");
   // Chamfer distance transform with SciPy's raster passes: int32 distances and,
   // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
   // metric: the 3^S flags of the (3,) * S structure in C order.

@@ -264,6 +264,7 @@ def _kernel_cases(torch, device, n, batch):
     per_sample = footprints.footprints_from_params(torch.zeros(batch, dtype=torch.long, device=device),
                                                    torch.arange(batch, device=device) % 2 + 1, ("ball",), 2, 3)
     labels = mask.int() + (values > 0.5).int()  # labels 0, 1, 2
+    wide = labels.long()
     many = (values * 200).int()  # 200 labels: the region tables in global memory
     # watershed_ift: a thread floods each slice, so many small slices (up to 1024 of 64^2), 4 values, 2% markers
     plains = (values.reshape(-1)[:min(1024, values.numel() // 4096) * 4096].reshape(-1, 1, 64, 64) * 4).byte()
@@ -281,6 +282,9 @@ def _kernel_cases(torch, device, n, batch):
         ("signed_edt", lambda: kernels.signed_edt(mask), voxels * 5),
         ("expand_labels distance 3", lambda: kernels.expand_labels(labels, [1.0] * 3, 3.0), voxels * 8),
         ("expand_labels inf, sampled", lambda: kernels.expand_labels(labels, (1.0, 0.7, 2.0), math.inf), voxels * 8),
+        ("find_boundaries thick 3 labels int32", lambda: kernels.find_boundaries(labels, 1, "thick", 0), voxels * 5),
+        ("find_boundaries outer 26-connected int64", lambda: kernels.find_boundaries(wide, 3, "outer", 0),
+         voxels * 9),
         ("cdt chessboard", lambda: ndimage.distance_transform_cdt(mask, metric="chessboard"), voxels * 5),
         ("cdt taxicab", lambda: ndimage.distance_transform_cdt(mask, metric="taxicab"), voxels * 5),
         ("cdt chessboard + indices (raster)", lambda: ndimage.distance_transform_cdt(

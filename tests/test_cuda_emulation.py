@@ -37,6 +37,7 @@ from test_thinning3d_native import thinning3d_case
 from test_cuda_emu_measurements import emulation_cases as measurement_cases
 from test_cuda_emu_watershed import emulation_cases as watershed_cases
 from test_cuda_emu_expand import emulation_cases as expand_cases
+from test_cuda_emu_boundaries import emulation_cases as boundary_cases
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -323,6 +324,7 @@ CASES = {
     **measurement_cases(),
     **watershed_cases(),
     **expand_cases(),
+    **boundary_cases(),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

@@ -39,6 +39,9 @@ void edt_out_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sam
 // expand_labels.cpp
 at::Tensor expand_labels_cpu(const at::Tensor& labels, std::optional<at::ArrayRef<double>> sampling,
                              double distance);
+// find_boundaries.cpp
+at::Tensor find_boundaries_cpu(const at::Tensor& labels, int64_t connectivity, int64_t mode,
+                               std::optional<int64_t> background);
 // grey.cpp
 at::Tensor grey_box_cpu(const at::Tensor& input, at::IntArrayRef size, at::IntArrayRef origin,
                         at::IntArrayRef mode, const at::Scalar& cval, bool maximum);

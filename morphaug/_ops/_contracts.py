@@ -46,7 +46,7 @@ _FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
 #: Every integer dtype but bool (label_values compares their bits).
 _INTEGER_DTYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                              torch.uint16, torch.uint32, torch.uint64})
-#: expand_labels moves labels as bits of their width: bool and every integer dtype.
+#: expand_labels and find_boundaries take labels of bool and every integer dtype.
 _LABEL_IMAGE_DTYPES = _INTEGER_DTYPES | {torch.bool}
 _POLICIES = ("auto", "torch", "native")
 
@@ -194,6 +194,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     # float32 coordinates: exact integers up to 2**24
     Kernel("edt", None, 16, "distance_transform_edt", max_axis=2**24 - 1, writes_out=True),
     Kernel("expand_labels", _LABEL_IMAGE_DTYPES, 16, "segmentation.expand_labels", max_axis=2**24 - 1,
+           limit=_slice_voxels),
+    Kernel("find_boundaries", _LABEL_IMAGE_DTYPES, 8, "segmentation.find_boundaries (thick, inner, outer)",
            limit=_slice_voxels),
     Kernel("cdt", None, 6, "distance_transform_cdt", limit=_padded_slice(1)),
     Kernel("label", None, 8, "label"),

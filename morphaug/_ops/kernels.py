@@ -25,7 +25,7 @@ import torch
 from .._checks import check_mode
 from ._library import ops_for
 
-__all__ = ["edt", "expand_labels", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
+__all__ = ["edt", "expand_labels", "find_boundaries", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
            "label_values",
@@ -86,6 +86,19 @@ def expand_labels(labels: torch.Tensor, sampling: Sequence[float], distance: flo
     index per voxel, then SciPy's test ``sqrt(squared distance) <= distance`` in double and the
     feature's label, ties included (csrc/core/expand_labels.h)."""
     return ops_for(labels).expand_labels(labels, [float(s) for s in sampling], float(distance))
+
+
+#: find_boundaries' modes that the kernel takes, by their code (csrc/core/find_boundaries.h).
+BOUNDARY_MODES = {"thick": 0, "inner": 1, "outer": 2}
+
+
+def find_boundaries(labels: torch.Tensor, connectivity: int, mode: str, background: int | None) -> torch.Tensor:
+    """``skimage.segmentation.find_boundaries`` of each ``(b, c)`` slice of bool or integer ``labels``
+    ``(B, C, *S)`` (at most 8 axes, slices of fewer than 2**31 voxels) in ``mode`` thick, inner or
+    outer: a bool tensor of their shape. ``background``: an int64 whose low bits (the labels' width)
+    are its bits, None where their dtype cannot hold it. SciPy's float64 store of 64-bit labels
+    included (csrc/core/find_boundaries.h)."""
+    return ops_for(labels).find_boundaries(labels, connectivity, BOUNDARY_MODES[mode], background)
 
 
 def _structure_flags(structure: np.ndarray) -> list[int]:
