@@ -3,6 +3,7 @@
 * ``expand_labels`` (distance 3) on sparse instance seeds (0.1 % of the voxels, 99 labels): morphaug on
   the whole batch against ``skimage.segmentation.expand_labels`` on each volume in turn.
 * ``find_boundaries`` (thick, connectivity 1) on the grown instance map, against skimage's loop.
+* ``measure.euler_number`` (26-connectivity) of the map's blobs (``smooth > 0.5``) against skimage's loop.
 * ``measure.label`` of a map of 8 values (smooth blobs, 26-connectivity: every value labelled) against
   ``cc3d.connected_components`` (package ``connected-components-3d``) and ``skimage.measure.label``
   on each volume in turn.
@@ -81,6 +82,12 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     smooth = F.interpolate(torch.rand((b, 1, n // 4, n // 4, n // 4), generator=g), size=(n, n, n),
                            mode="trilinear")
     values = (smooth * 8).long().clamp(0, 7).to(device)
+    blobs = (smooth > 0.5).to(device)
+    numbers, ours_s = timed(lambda: measure.euler_number(blobs), device, quick)
+    expected, theirs_s = timed(_loop(skimage.measure.euler_number, blobs), device, quick)
+    rows.append(Row("euler_number connectivity=3", _text(blobs, "smooth blobs"), device.type, ours_s, SKIMAGE,
+                    theirs_s, _same(numbers, expected)))
+
     case, shape = "measure.label connectivity=3", _text(values, "8 values")
     labels, ours_s = timed(lambda: measure.label(values), device, quick)
     expected, theirs_s = timed(_loop(skimage.measure.label, values), device, quick)

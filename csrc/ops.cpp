@@ -20,6 +20,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("cdt", &cdt_cpu);
   m.impl("edt", &edt_cpu);
   m.impl("edt.out", &edt_out_cpu);
+  m.impl("euler_number", &euler_number_cpu);
   m.impl("expand_labels", &expand_labels_cpu);
   m.impl("fill_holes", &fill_holes_cpu);
   m.impl("filter_components", &filter_components_cpu);

@@ -30,6 +30,11 @@ inline void define_schemas(torch::Library& m) {
   // orthogonal hops (at most 8 axes); background: read in the labels' width
   // (its low bits), None where their dtype cannot hold it.
   m.def("find_boundaries(Tensor labels, int connectivity, int boundary_mode, int? background) -> Tensor");
+  // scikit-image's euler_number of each slice of a bool (B, C, H, W) or (B, C,
+  // D, H, W) mask, before its division: (B, C) int64, the sum of `table` (16
+  // or 256 int8 values, core/euler.h) over the configuration code of every
+  // 2 x 2 (x 2) window of the slice padded with background.
+  m.def("euler_number(Tensor mask, int[] table) -> Tensor");
   // Chamfer distance transform with SciPy's raster passes: int32 distances and,
   // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
   // metric: the 3^S flags of the (3,) * S structure in C order.

@@ -282,6 +282,7 @@ def _kernel_cases(torch, device, n, batch):
         ("signed_edt", lambda: kernels.signed_edt(mask), voxels * 5),
         ("expand_labels distance 3", lambda: kernels.expand_labels(labels, [1.0] * 3, 3.0), voxels * 8),
         ("expand_labels inf, sampled", lambda: kernels.expand_labels(labels, (1.0, 0.7, 2.0), math.inf), voxels * 8),
+        ("euler_number 26-connected", lambda: measure.euler_number(mask), voxels),
         ("find_boundaries thick 3 labels int32", lambda: kernels.find_boundaries(labels, 1, "thick", 0), voxels * 5),
         ("find_boundaries outer 26-connected int64", lambda: kernels.find_boundaries(wide, 3, "outer", 0),
          voxels * 9),

@@ -38,6 +38,7 @@ from test_cuda_emu_measurements import emulation_cases as measurement_cases
 from test_cuda_emu_watershed import emulation_cases as watershed_cases
 from test_cuda_emu_expand import emulation_cases as expand_cases
 from test_cuda_emu_boundaries import emulation_cases as boundary_cases
+from test_cuda_emu_euler import emulation_cases as euler_cases
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -325,6 +326,7 @@ CASES = {
     **watershed_cases(),
     **expand_cases(),
     **boundary_cases(),
+    **euler_cases(),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

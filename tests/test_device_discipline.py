@@ -518,7 +518,7 @@ SKIMAGE = [
     case("segmentation.find_boundaries", segmentation.find_boundaries, On(LABEL3.long()), 3, "outer",
          native={"find_boundaries"}),
     case("segmentation.find_boundaries", segmentation.find_boundaries, On(LABEL2), mode="subpixel"),
-    case("measure.euler_number", measure.euler_number, On(X3), connectivity=3),
+    case("measure.euler_number", measure.euler_number, On(X3), connectivity=3, native={"euler_number"}),
     case("measure.regionprops_table", measure.regionprops_table, On(LABEL2), On(IMAGE2),
          ("label", "area", "bbox", "centroid", "extent", "intensity_max"), reads={"regionprops max_label"}),
     case("measure.regionprops_table", measure.regionprops_table, On(LABEL3),

@@ -153,6 +153,8 @@ CASES = [
          lambda: segmentation.expand_labels(LABELS, 2)),
     case("expand-labels-torch", "segmentation.expand_labels", "torch",
          torch_backend(lambda: segmentation.expand_labels(LABELS, 2))),
+    case("euler-number", "measure.euler_number", "euler_number", lambda: measure.euler_number(M)),
+    case("euler-number-torch", "measure.euler_number", "torch", torch_backend(lambda: measure.euler_number(M))),
     case("find-boundaries", "segmentation.find_boundaries", "find_boundaries",
          lambda: segmentation.find_boundaries(LABELS, 2, "outer")),
     case("find-boundaries-torch-subpixel", "segmentation.find_boundaries", "torch",

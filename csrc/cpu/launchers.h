@@ -36,6 +36,8 @@ std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask, std::optional
                                            bool return_indices, at::ScalarType dtype, bool squared);
 void edt_out_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling, bool squared,
                  at::Tensor& out);
+// euler.cpp
+at::Tensor euler_number_cpu(const at::Tensor& mask, at::IntArrayRef table);
 // expand_labels.cpp
 at::Tensor expand_labels_cpu(const at::Tensor& labels, std::optional<at::ArrayRef<double>> sampling,
                              double distance);

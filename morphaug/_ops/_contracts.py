@@ -195,6 +195,7 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("edt", None, 16, "distance_transform_edt", max_axis=2**24 - 1, writes_out=True),
     Kernel("expand_labels", _LABEL_IMAGE_DTYPES, 16, "segmentation.expand_labels", max_axis=2**24 - 1,
            limit=_slice_voxels),
+    Kernel("euler_number", None, 3, "measure.euler_number, metrics.betti_numbers"),
     Kernel("find_boundaries", _LABEL_IMAGE_DTYPES, 8, "segmentation.find_boundaries (thick, inner, outer)",
            limit=_slice_voxels),
     Kernel("cdt", None, 6, "distance_transform_cdt", limit=_padded_slice(1)),

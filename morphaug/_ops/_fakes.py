@@ -13,7 +13,7 @@ import torch
 
 from .kernels import REGION_TABLES
 
-__all__ = ["edt", "expand_labels", "find_boundaries", "cdt", "label", "label_values", "label_sizes", "filter_components", "grey_box",
+__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "label", "label_values", "label_sizes", "filter_components", "grey_box",
            "grey_footprint", "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
            "sinkhorn_scaling", "grid_barycenter", "region_stats", "watershed_ift", "write_out"]
@@ -30,6 +30,10 @@ def edt(mask, sampling, return_indices, dtype, squared):
 
 def expand_labels(labels, sampling, distance):
     return torch.empty_like(labels, memory_format=torch.contiguous_format)
+
+
+def euler_number(mask, table):
+    return mask.new_empty(mask.shape[:2], dtype=torch.int64)
 
 
 def find_boundaries(labels, connectivity, boundary_mode, background):

@@ -25,7 +25,7 @@ import torch
 from .._checks import check_mode
 from ._library import ops_for
 
-__all__ = ["edt", "expand_labels", "find_boundaries", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
+__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
            "label_values",
@@ -86,6 +86,14 @@ def expand_labels(labels: torch.Tensor, sampling: Sequence[float], distance: flo
     index per voxel, then SciPy's test ``sqrt(squared distance) <= distance`` in double and the
     feature's label, ties included (csrc/core/expand_labels.h)."""
     return ops_for(labels).expand_labels(labels, [float(s) for s in sampling], float(distance))
+
+
+def euler_number(mask: torch.Tensor, table: Sequence[int]) -> torch.Tensor:
+    """``skimage.measure.euler_number`` of each ``(b, c)`` slice of a bool ``(B, C, H, W)`` or ``(B, C,
+    D, H, W)`` mask before its division: ``(B, C)`` int64, the sum of ``table`` (16 or 256 int8 values)
+    over the configuration code of every 2 x 2 (x 2) window of the slice padded with background
+    (csrc/core/euler.h)."""
+    return ops_for(mask).euler_number(mask, list(table))
 
 
 #: find_boundaries' modes that the kernel takes, by their code (csrc/core/find_boundaries.h).

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import torch
 
+from .. import _ops
 from .._checks import check_host_int
 from .._sync import to_device
 from .._images import image_batch
@@ -48,6 +49,29 @@ def _tables() -> dict[tuple[int, int], np.ndarray]:
 
 
 _TABLES = _tables()
+#: The same tables as Python ints, the kernel's arguments (constants under ``torch.compile``).
+_CODES = {key: tuple(int(v) for v in table) for key, table in _TABLES.items()}
+
+
+def _torch_sums(mask: torch.Tensor, connectivity: int) -> torch.Tensor:
+    """The table's sums over the configuration codes, built from shifted views of the whole batch."""
+    rank = mask.ndim - 2
+    table = _TABLES[rank, connectivity]
+    # scikit-image pads by one voxel of background, then reads the window ending at every padded voxel
+    # (the voxels before the padding read as background too): pad two before and one after
+    padded = torch.nn.functional.pad(mask.to(torch.uint8), (2, 1) * rank)
+    size = [n + 2 for n in mask.shape[2:]]
+    code = torch.zeros(mask.shape[:2] + tuple(size), dtype=torch.uint8, device=mask.device)
+    for bit, corner in enumerate(_CORNERS[rank]):
+        window = tuple(slice(1 - back, 1 - back + n) for back, n in zip(corner, size))
+        code |= padded[(..., *window)] << bit
+    return to_device(torch.from_numpy(table), mask.device)[code.int()].flatten(2).sum(-1)
+
+
+_SUMS = _ops.Table("measure.euler_number", [
+    _ops.Case("2-D and 3-D masks", "euler_number", lambda mask, connectivity: True,
+              lambda mask, connectivity: _ops.kernels.euler_number(mask, _CODES[mask.ndim - 2, connectivity])),
+], _torch_sums)
 
 
 def euler_number(image, connectivity=None):
@@ -78,8 +102,10 @@ def euler_number(image, connectivity=None):
     -----
     Parity: equal to scikit-image's per slice, from the same table of
     2 x 2 (x 2) configurations (Ohser et al.) over the zero-padded image, and
-    the same truncation in 3-D. The configurations are codes built from
-    shifted views of the whole batch; nothing is read back.
+    the same truncation in 3-D. The native ``euler_number`` kernel sums the
+    table over every window in one pass (one launch on CUDA); the torch
+    backend builds the codes from shifted views of the whole batch. Nothing
+    is read back.
 
     See Also
     --------
@@ -104,14 +130,6 @@ def euler_number(image, connectivity=None):
     if rank == 3 and connectivity == 2:
         raise NotImplementedError("connectivity=2 (18-neighbours) is not implemented for 3-D images, as in "
                                   "scikit-image: use 1 or 3")
-    table = to_device(torch.from_numpy(_TABLES[rank, connectivity]), image.device)
-    # scikit-image pads by one voxel of background, then reads the window ending at every padded voxel
-    # (the voxels before the padding read as background too): pad two before and one after
-    padded = torch.nn.functional.pad((image > 0).to(torch.uint8), (2, 1) * rank)
-    size = [n + 2 for n in image.shape[2:]]
-    code = torch.zeros(image.shape[:2] + tuple(size), dtype=torch.uint8, device=image.device)
-    for bit, corner in enumerate(_CORNERS[rank]):
-        window = tuple(slice(1 - back, 1 - back + n) for back, n in zip(corner, size))
-        code |= padded[(..., *window)] << bit
-    total = table[code.int()].flatten(2).sum(-1)
-    return total if rank == 2 else torch.div(total, 8, rounding_mode="trunc")
+    mask = image if image.dtype == torch.bool else image > 0
+    sums = _SUMS(mask, mask, connectivity)
+    return sums if rank == 2 else torch.div(sums, 8, rounding_mode="trunc")
