@@ -56,11 +56,12 @@ aten = torch.ops.aten
 #: Ops that hand device data to the host as Python values.
 READ_OPS = {aten._local_scalar_dense.default, aten.equal.default, aten.is_nonzero.default,
             aten.allclose.default}
-#: Device ops that queue no work: allocations, autograd bookkeeping, tensors wrapped from Python values.
+#: Device ops that queue no work: allocations, autograd bookkeeping, tensors wrapped from Python values,
+#: a tensor's device asked for (``prim.device``, dispatched for ``.device`` under a dispatch mode).
 NO_WORK = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
            aten.detach.default, aten.lift_fresh.default, aten.lift_fresh_copy.default,
            aten.new_empty.default, aten.new_empty_strided.default, aten._assert_async.msg,
-           aten._assert_async.default}
+           aten._assert_async.default, torch.ops.prim.device.default}
 COPIES = {aten._to_copy.default, aten.copy_.default}
 
 #: What the replaced ``host_read`` answers for each documented read: everything settled and valid.
