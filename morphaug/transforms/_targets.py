@@ -317,6 +317,10 @@ class SkeletonTarget(Deterministic, _LabelTarget):
         return class_masks(target, "index", class_table(self._labels(x)[1], x.device)).to(x.dtype)
 
 
+#: The convolution of each number of spatial axes.
+_CONVOLUTIONS = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+
+
 def smooth_noise(shape, sigma: float, generator, device) -> torch.Tensor:
     """Gaussian-filtered white noise of ``shape (B, K, *spatial)`` with unit variance.
 
@@ -334,12 +338,16 @@ def smooth_noise(shape, sigma: float, generator, device) -> torch.Tensor:
     offsets = torch.arange(-radius, radius + 1, device=device, dtype=torch.float32)
     kernel = torch.exp(-0.5 * (offsets / sigma) ** 2)
     kernel = kernel / kernel.sum()
-    for dim in range(2, noise.ndim):
-        moved = noise.movedim(dim, -1)
-        lines = moved.reshape(-1, 1, moved.shape[-1])
-        filtered = F.conv1d(lines, kernel.view(1, 1, -1))
-        noise = filtered.reshape(*moved.shape[:-1], -1).movedim(-1, dim)
-    return noise / kernel.square().sum().sqrt() ** len(spatial)
+    # one pass per axis, a 1-D kernel along it, on a view of the field (no copy moving the axis last):
+    # its own shape up to 3 axes, else the axes before, the axis and the axes after
+    rank, sizes, field = len(spatial), list(noise.shape[2:]), noise
+    for axis in range(rank):
+        view, along = (sizes, axis) if rank <= 3 else ([math.prod(sizes[:axis]), sizes[axis],
+                                                        math.prod(sizes[axis + 1:])], 1)
+        weight = kernel.view(1, 1, *(-1 if k == along else 1 for k in range(len(view))))
+        field = _CONVOLUTIONS[len(view)](field.reshape(-1, 1, *view), weight)
+        sizes[axis] -= 2 * radius
+    return field.reshape(shape) / kernel.square().sum().sqrt() ** rank
 
 
 class RandBoundaryJitter(LabelTransform):
