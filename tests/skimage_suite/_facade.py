@@ -2,7 +2,8 @@
 
 Each mirrored function takes a NumPy array (one image, as scikit-image does), runs morphaug on it
 as a ``(1, 1, *shape)`` tensor and returns what scikit-image returns: an array of the image's shape
-(``"subpixel"``: ``2 n - 1`` per axis), or a Python int for ``euler_number``. ``conftest.py`` puts
+(``"subpixel"``: ``2 n - 1`` per axis), with ``label``'s count as a Python int, or a Python int for
+``euler_number``. ``conftest.py`` puts
 them into scikit-image's own modules for the suite, so that ``mark_boundaries`` and
 ``regionprops(...).euler_number`` reach morphaug too.
 """
@@ -27,6 +28,11 @@ def find_boundaries(label_img, connectivity=1, mode="thick", background=0):
 
 def expand_labels(label_image, distance=1, spacing=1):
     return morphaug.segmentation.expand_labels(_batch(label_image), distance, spacing)[0, 0].numpy()
+
+
+def label(label_image, background=None, return_num=False, connectivity=None):
+    out = morphaug.measure.label(_batch(label_image), background, return_num, connectivity)
+    return (out[0][0, 0].numpy(), int(out[1][0, 0])) if return_num else out[0, 0].numpy()
 
 
 def euler_number(image, connectivity=None):
