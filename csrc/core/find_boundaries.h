@@ -65,20 +65,28 @@ struct BoundaryGeometry {
   int32_t size[kBoundaryMaxRank], stride[kBoundaryMaxRank];
 };
 
+// The rank of the functions below: kRank where it is given (1 to 3: loops
+// the compiler unrolls, their arrays in registers), else g.rank.
+template <int kRank>
+MORPHAUG_HD int boundary_rank(const BoundaryGeometry& g) {
+  return kRank > 0 ? kRank : g.rank;
+}
+
 // The neighbours of voxel i (coordinates coord) inside its slice v, each
 // within `connectivity` orthogonal hops, as f(offset, digits) in the order of
 // SciPy's passes (axis 0 fastest); digits[k] in {0, 1, 2} (the step along
 // axis k plus 1); f(offset, digits, inside) sees every one of the 3^S steps.
-template <typename F>
+template <int kRank, typename F>
 MORPHAUG_HD void each_step(const BoundaryGeometry& g, const int32_t* coord, int connectivity, const F& f) {
+  const int rank = boundary_rank<kRank>(g);
   int steps = 1;
-  for (int k = 0; k < g.rank; ++k) steps *= 3;
+  for (int k = 0; k < rank; ++k) steps *= 3;
   for (int s = 0; s < steps; ++s) {
     int digits[kBoundaryMaxRank];
     int rest = s, hops = 0;
     int32_t offset = 0;
     bool inside = true;
-    for (int k = 0; k < g.rank; ++k) {
+    for (int k = 0; k < rank; ++k) {
       const int digit = rest % 3;
       rest /= 3;
       digits[k] = digit;
@@ -95,18 +103,19 @@ MORPHAUG_HD void each_step(const BoundaryGeometry& g, const int32_t* coord, int 
 // D (Max) or E of voxel i by the neighbourhood of `connectivity` hops, of the
 // values load(v[j]): stored once at the end, or (nested: the full box) after
 // each axis's pass, as SciPy runs them.
-template <bool Max, typename T, typename Load>
+template <bool Max, int kRank, typename T, typename Load>
 MORPHAUG_HD T boundary_extreme(const T* v, int32_t i, const int32_t* coord, const BoundaryGeometry& g,
                                int connectivity, bool nested, const Load& load) {
+  const int rank = boundary_rank<kRank>(g);
   T level[kBoundaryMaxRank];
   bool any[kBoundaryMaxRank];
-  for (int k = 0; k < g.rank; ++k) any[k] = false;
+  for (int k = 0; k < rank; ++k) any[k] = false;
   T result = T(0);
-  each_step(g, coord, connectivity, [&](int32_t offset, const int* digits, bool inside) {
+  each_step<kRank>(g, coord, connectivity, [&](int32_t offset, const int* digits, bool inside) {
     T value = inside ? load(v[i + offset]) : T(0);
     bool has = inside;
     // the pass along axis k closes where the steps of axes 0 .. k are all +1
-    for (int k = 0; k < g.rank; ++k) {
+    for (int k = 0; k < rank; ++k) {
       if (has) {
         level[k] = !any[k] ? value : (Max ? (value > level[k] ? value : level[k])
                                           : (value < level[k] ? value : level[k]));
@@ -114,7 +123,7 @@ MORPHAUG_HD T boundary_extreme(const T* v, int32_t i, const int32_t* coord, cons
       }
       if (digits[k] != 2) return;
       has = any[k];
-      value = nested || k == g.rank - 1 ? boundary_stored(level[k]) : level[k];
+      value = nested || k == rank - 1 ? boundary_stored(level[k]) : level[k];
       any[k] = false;
     }
     result = value;  // the last axis's pass closed: every step seen
@@ -124,12 +133,13 @@ MORPHAUG_HD T boundary_extreme(const T* v, int32_t i, const int32_t* coord, cons
 
 // Whether voxel i of slice v is a boundary of g.mode (see above); background:
 // the background label, has_background false where the dtype cannot hold it.
-template <typename T>
+template <int kRank, typename T>
 MORPHAUG_HD bool boundary_voxel(const T* v, int32_t i, const int32_t* coord, const BoundaryGeometry& g,
                                 T background, bool has_background) {
+  const int rank = boundary_rank<kRank>(g);
   const T x = v[i];
   bool differs = false, kept = boundary_kept(x);
-  each_step(g, coord, g.connectivity, [&](int32_t offset, const int*, bool inside) {
+  each_step<kRank>(g, coord, g.connectivity, [&](int32_t offset, const int*, bool inside) {
     if (!inside) return;
     const T y = v[i + offset];
     differs = differs || y != x;
@@ -137,9 +147,9 @@ MORPHAUG_HD bool boundary_voxel(const T* v, int32_t i, const int32_t* coord, con
   });
   const auto same = [](T value) { return value; };
   if (!kept) {
-    const bool nested = g.connectivity == g.rank;
-    differs = boundary_extreme<true>(v, i, coord, g, g.connectivity, nested, same) !=
-              boundary_extreme<false>(v, i, coord, g, g.connectivity, nested, same);
+    const bool nested = g.connectivity == rank;
+    differs = boundary_extreme<true, kRank>(v, i, coord, g, g.connectivity, nested, same) !=
+              boundary_extreme<false, kRank>(v, i, coord, g, g.connectivity, nested, same);
   }
   const bool outside = has_background && x == background;
   if (!differs || g.mode == kBoundaryThick) return differs;
@@ -148,8 +158,8 @@ MORPHAUG_HD bool boundary_voxel(const T* v, int32_t i, const int32_t* coord, con
   const auto raised = [=](T value) {
     return has_background && value == background ? std::numeric_limits<T>::max() : value;
   };
-  return boundary_extreme<true>(v, i, coord, g, g.rank, true, same) !=
-         boundary_extreme<false>(v, i, coord, g, g.rank, true, raised);
+  return boundary_extreme<true, kRank>(v, i, coord, g, rank, true, same) !=
+         boundary_extreme<false, kRank>(v, i, coord, g, rank, true, raised);
 }
 
 }  // namespace morphaug
