@@ -110,3 +110,39 @@ def test_nvcc_contracts_without_the_intrinsics(ptx, tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "fma.rn.f64" in (tmp_path / "plain.ptx").read_text()
+
+
+# find_boundaries' decision of one voxel, as its CUDA launcher compiles it: for 1 to 3 axes, its rank.
+BOUNDARY_SOURCE = r"""
+#include "core/find_boundaries.h"
+using namespace morphaug;
+
+template <typename T, int kRank>
+__global__ void boundary(const T* v, bool* out, BoundaryGeometry g, T background) {
+  int32_t coord[kBoundaryMaxRank];
+  for (int k = 0; k < boundary_rank<kRank>(g); ++k) coord[k] = static_cast<int32_t>(threadIdx.x) % g.size[k];
+  out[threadIdx.x] = boundary_voxel<kRank>(v, static_cast<int32_t>(threadIdx.x), coord, g, background, true);
+}
+template __global__ void boundary<int64_t, 1>(const int64_t*, bool*, BoundaryGeometry, int64_t);
+template __global__ void boundary<int64_t, 2>(const int64_t*, bool*, BoundaryGeometry, int64_t);
+template __global__ void boundary<int64_t, 3>(const int64_t*, bool*, BoundaryGeometry, int64_t);
+template __global__ void boundary<uint8_t, 3>(const uint8_t*, bool*, BoundaryGeometry, uint8_t);
+template __global__ void boundary<uint64_t, 3>(const uint64_t*, bool*, BoundaryGeometry, uint64_t);
+template __global__ void boundary<int64_t, 0>(const int64_t*, bool*, BoundaryGeometry, int64_t);
+"""
+
+
+def test_find_boundaries_keeps_its_arrays_in_registers_up_to_3_axes(tmp_path):
+    """No local memory (``__local_depot``) per thread where the rank is compiled in; the runtime rank
+    (4 to 8 axes) has some, so the check can fail."""
+    nvcc = _nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found (CUDA_HOME, PATH or /usr/local/cuda)")
+    (tmp_path / "boundary.cu").write_text(BOUNDARY_SOURCE)
+    command = [nvcc, "-ptx", "-O3", "-arch=sm_90", "-std=c++17", f"-I{CSRC}", "boundary.cu", "-o", "boundary.ptx"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    functions = _functions((tmp_path / "boundary.ptx").read_text())
+    assert len(functions) == 6, sorted(functions)
+    local = {name for name, body in functions.items() if "__local_depot" in body}
+    assert local == {name for name in functions if "Li0E" in name}, sorted(local)
