@@ -299,6 +299,8 @@ CASES = {
     "propagate unmasked": propagate_case((2, 1, 9, 10), 2, False, 0, 20),
     "fill_holes 2-D": fill_holes_case((2, 2, 14, 12), 1, 21),
     "fill_holes 3-D": fill_holes_case((1, 1, 8, 7, 9), 3, 22),
+    "fill_holes 4-D (the tile kernels' run-time rank)": fill_holes_case((1, 2, 4, 5, 3, 6), 2, 51),
+    "propagate 4-D masked, border": propagate_case((2, 1, 3, 4, 5, 4), 4, True, 1, 52),
     "ball 2-D": ball_case((2, 3, 15, 13), [[0, 2, 3], [1, 4, 2]], [[0, 0, 1], [2, 1, 0]],
                           [[False, True, False], [True, False, True]], 23),
     "ball 3-D": ball_case((1, 2, 9, 8, 7), [[2, 3]], [[0, 2]], [[False, True]], 24),

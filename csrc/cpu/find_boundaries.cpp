@@ -109,12 +109,13 @@ void row_extreme(const Segment& s, int connectivity, bool nested, bool raise, T 
                  T* scratch, T* out) {
   const NeighbourRows& nr = s.nr;
   const auto row = [&](int t) { return static_cast<const T*>(s.rows[t]); };
+  constexpr T kIdentity = Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
   if (!nested) {
-    std::copy(row(nr.centre) + s.lo, row(nr.centre) + s.hi, out);
+    std::fill(out, out + (s.hi - s.lo), kIdentity);
     for (int t = 0; t < nr.count; ++t) {
       if (row(t) == nullptr) continue;
       for (int shift = -1; shift <= 1; ++shift) {
-        if (nr.hops[t] + (shift != 0) > connectivity || (t == nr.centre && shift == 0)) continue;
+        if (nr.hops[t] + (shift != 0) > connectivity) continue;
         const int64_t begin = std::max<int64_t>(s.lo, -shift), end = std::min<int64_t>(s.hi, s.n - shift);
         fold<Max>(out + (begin - s.lo), row(t) + begin + shift, end - begin, raise, background);
       }
@@ -136,7 +137,7 @@ void row_extreme(const Segment& s, int connectivity, bool nested, bool raise, T 
       for (int m = 0; m < members; ++m) {
         const T* source = level[group * members + m];
         if (source == nullptr) continue;
-        if (!any) std::fill(folded, folded + width, Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+        if (!any) std::fill(folded, folded + width, kIdentity);
         fold<Max>(folded, source, width, raw && raise, background);
         any = true;
       }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "../launch.h"  // core/label.h
@@ -177,15 +178,33 @@ inline Tiles make_tiles(const LabelShape& shape) {
   return t;
 }
 
+// The rank of the tile kernels: kRank where it is given (1 to 3: loops the
+// compiler unrolls, their arrays in registers), else tiles.rank.
+template <int kRank>
+__host__ __device__ __forceinline__ int tile_rank(const Tiles& tiles) {
+  return kRank > 0 ? kRank : tiles.rank;
+}
+
+// f(std::integral_constant<int, R>{}): R = rank for 1 to 3 axes, else 0 (the rank read at run time).
+template <typename F>
+void with_tile_rank(int rank, const F& f) {
+  switch (rank) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
+  }
+}
+
 // The tile a block works on: its first voxel's coordinates and slice index.
-template <typename T>
+template <typename T, int kRank>
 struct Tile {
   int32_t origin[kMaxRank];
   T first;
 
   __device__ __forceinline__ Tile(const Tiles& tiles, int32_t index) {
     first = 0;
-    for (int k = tiles.rank - 1; k >= 0; --k) {
+    for (int k = tile_rank<kRank>(tiles) - 1; k >= 0; --k) {
       origin[k] = index % tiles.count[k] * tiles.extent[k];
       index /= tiles.count[k];
       first += static_cast<T>(origin[k]) * static_cast<T>(tiles.stride[k]);
@@ -196,7 +215,7 @@ struct Tile {
   __device__ __forceinline__ bool voxel(const Tiles& tiles, int32_t l, int32_t* within, T& v) const {
     v = first;
     bool inside = true;
-    for (int k = 0; k < tiles.rank; ++k) {
+    for (int k = 0; k < tile_rank<kRank>(tiles); ++k) {
       within[k] = (l >> tiles.shift[k]) & (tiles.extent[k] - 1);
       inside = inside && origin[k] + within[k] < tiles.size[k];
       v += static_cast<T>(within[k]) * static_cast<T>(tiles.stride[k]);
@@ -215,11 +234,12 @@ __device__ __forceinline__ T atomic_lower(T* address, T value) {
 }
 
 // Step 1: a block per (tile, slice); parents of voxels outside the region: kNoParent.
-template <typename T>
+template <typename T, int kRank>
 __global__ void union_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links links, int64_t slices) {
   __shared__ int32_t local[kTileVoxels];  // tile-local parents, -1 outside the region
+  const int rank = tile_rank<kRank>(tiles);
   const T numel = static_cast<T>(tiles.stride[0]) * static_cast<T>(tiles.size[0]);
-  const Tile<T> tile(tiles, static_cast<int32_t>(blockIdx.x));
+  const Tile<T, kRank> tile(tiles, static_cast<int32_t>(blockIdx.x));
   for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
     const Voxels in = voxels.slice(slice * numel);
     T* P = parent + slice * numel;
@@ -234,10 +254,10 @@ __global__ void union_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
       tile.voxel(tiles, l, within, v);
       for (int32_t e = 0; e < links.count; ++e) {
         if (!links.active(slice, e)) continue;
-        const int8_t* step = links.delta + e * tiles.rank;
+        const int8_t* step = links.delta + e * rank;
         int32_t q = l;
         bool inside = true;
-        for (int k = 0; k < tiles.rank && inside; ++k) {
+        for (int k = 0; k < rank && inside; ++k) {
           const int32_t c = within[k] + step[k];
           inside = c >= 0 && c < tiles.extent[k] && tile.origin[k] + c < tiles.size[k];
           q += step[k] * (1 << tiles.shift[k]);
@@ -259,10 +279,11 @@ __global__ void union_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
 }
 
 // Step 2: a block per (tile, slice); each voxel joins its neighbours in other tiles.
-template <typename T>
+template <typename T, int kRank>
 __global__ void merge_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links links, int64_t slices) {
+  const int rank = tile_rank<kRank>(tiles);
   const T numel = static_cast<T>(tiles.stride[0]) * static_cast<T>(tiles.size[0]);
-  const Tile<T> tile(tiles, static_cast<int32_t>(blockIdx.x));
+  const Tile<T, kRank> tile(tiles, static_cast<int32_t>(blockIdx.x));
   for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
     const Voxels in = voxels.slice(slice * numel);
     T* P = parent + slice * numel;
@@ -271,12 +292,12 @@ __global__ void merge_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
       T v;
       if (!tile.voxel(tiles, l, within, v)) continue;
       bool face = false;  // links leave the tile from its faces only
-      for (int k = 0; k < tiles.rank; ++k) face = face || within[k] == 0 || within[k] == tiles.extent[k] - 1;
+      for (int k = 0; k < rank; ++k) face = face || within[k] == 0 || within[k] == tiles.extent[k] - 1;
       if (!face || !in(v)) continue;
       for (int32_t e = 0; e < links.count; ++e) {
-        const int8_t* step = links.delta + e * tiles.rank;
+        const int8_t* step = links.delta + e * rank;
         bool crosses = false, inside = true;
-        for (int k = 0; k < tiles.rank; ++k) {
+        for (int k = 0; k < rank; ++k) {
           const int32_t c = within[k] + step[k], g = tile.origin[k] + c;
           crosses = crosses || c < 0 || c >= tiles.extent[k];
           inside = inside && g >= 0 && g < tiles.size[k];
@@ -322,10 +343,13 @@ template <typename T>
 void union_tiles(const Voxels& voxels, T* parent, const Tiles& tiles, const Links& links, int64_t slices,
                  cudaStream_t stream) {
   const dim3 grid = tile_grid(tiles, slices);
-  cuda::launch<union_tiles_kernel<T>>(grid, kThreads, stream, voxels, parent, tiles, links, slices);
-  if (tiles.per_slice > 1) {
-    cuda::launch<merge_tiles_kernel<T>>(grid, kThreads, stream, voxels, parent, tiles, links, slices);
-  }
+  with_tile_rank(tiles.rank, [&](auto rank) {
+    constexpr int kRank = decltype(rank)::value;
+    cuda::launch<union_tiles_kernel<T, kRank>>(grid, kThreads, stream, voxels, parent, tiles, links, slices);
+    if (tiles.per_slice > 1) {
+      cuda::launch<merge_tiles_kernel<T, kRank>>(grid, kThreads, stream, voxels, parent, tiles, links, slices);
+    }
+  });
 }
 
 }  // namespace morphaug

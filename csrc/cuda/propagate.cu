@@ -20,11 +20,13 @@ namespace morphaug {
 namespace {
 
 // Step 3, on the tile grid (a voxel's coordinates are its tile's origin and its place there).
+template <int kRank>
 __global__ void seed_kernel(Voxels voxels, int32_t* parent, uint8_t* seeded, Tiles tiles, Links links,
                             bool border, int64_t slices) {
   __shared__ uint32_t reached;  // the axes a step of the slice's element moves along, a bit each
+  const int rank = tile_rank<kRank>(tiles);
   const int32_t numel = static_cast<int32_t>(tiles.stride[0]) * tiles.size[0];
-  const Tile<int32_t> tile(tiles, static_cast<int32_t>(blockIdx.x));
+  const Tile<int32_t, kRank> tile(tiles, static_cast<int32_t>(blockIdx.x));
   for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
     if (threadIdx.x == 0) reached = 0;
     __syncthreads();
@@ -32,7 +34,7 @@ __global__ void seed_kernel(Voxels voxels, int32_t* parent, uint8_t* seeded, Til
       for (int32_t e = threadIdx.x; e < links.count; e += blockDim.x) {
         if (!links.active(slice, e)) continue;
         uint32_t axes = 0;
-        for (int k = 0; k < tiles.rank; ++k) axes |= static_cast<uint32_t>(links.delta[e * tiles.rank + k] != 0) << k;
+        for (int k = 0; k < rank; ++k) axes |= static_cast<uint32_t>(links.delta[e * rank + k] != 0) << k;
         atomicOr(&reached, axes);
       }
     }
@@ -44,7 +46,7 @@ __global__ void seed_kernel(Voxels voxels, int32_t* parent, uint8_t* seeded, Til
       int32_t within[kMaxRank], v;
       if (!tile.voxel(tiles, l, within, v) || !in(v)) continue;
       bool seed = voxels.kind == Region::kInputOrMask && in.input[v];
-      for (int k = 0; k < tiles.rank && !seed; ++k) {
+      for (int k = 0; k < rank && !seed; ++k) {
         const int32_t c = tile.origin[k] + within[k];
         seed = (reached >> k & 1u) && (c == 0 || c == tiles.size[k] - 1);
       }
@@ -104,8 +106,11 @@ at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask, c
   int32_t* P = parent.data_ptr<int32_t>();
   union_tiles<int32_t>(voxels, P, tiles, links.links, s.slices, stream);
   at::Tensor seeded = at::zeros(input.sizes(), x.options().dtype(at::kByte));
-  cuda::launch<seed_kernel>(tile_grid(tiles, s.slices), kThreads, stream, voxels, P, seeded.data_ptr<uint8_t>(),
-                            tiles, links.links, border || fill, s.slices);
+  with_tile_rank(tiles.rank, [&](auto rank) {
+    cuda::launch<seed_kernel<decltype(rank)::value>>(tile_grid(tiles, s.slices), kThreads, stream, voxels, P,
+                                                     seeded.data_ptr<uint8_t>(), tiles, links.links,
+                                                     border || fill, s.slices);
+  });
   const int64_t chunks = (shape.numel + kChunk - 1) / kChunk;
   cuda::launch<finish_kernel>(chunk_grid(chunks, s.slices), kChunk, stream, voxels, P,
                               seeded.data_ptr<uint8_t>(), out.data_ptr<bool>(),

@@ -1,6 +1,6 @@
 # Copyright (C) 2009-2022 the scikit-image team. BSD-3-Clause: see LICENSE.txt in this folder.
-# From scikit-image v0.26.0, tests/skimage/measure/test_regionprops.py: test_euler_number and the arrays it reads (SAMPLE, SAMPLE_3D);
-# the imports are those it needs, euler_number's from the facade.
+# From scikit-image v0.26.0, tests/skimage/measure/test_regionprops.py: test_euler_number and the
+# arrays it reads (SAMPLE, SAMPLE_3D); the imports are those it needs, euler_number's from the facade.
 
 import numpy as np
 
