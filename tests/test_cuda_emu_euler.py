@@ -93,6 +93,16 @@ def test_cuda_launcher_matches_the_cpu_kernel_and_skimage(name, order, seed):
     assert np.array_equal(got.numpy(), reference(x, connectivity))
 
 
+@pytest.mark.parametrize("shape", [(0, 1, 4, 5), (2, 0, 3, 4, 5), (1, 2, 0, 4, 5), (1, 1, 3, 0, 5), (2, 1, 4, 0)])
+def test_empty_slices_count_zero(shape):
+    x = torch.ones(shape, dtype=torch.bool)
+    connectivity = len(shape) - 2
+    assert torch.equal(kernel(x, connectivity), torch.zeros(shape[:2], dtype=torch.int64))
+    if EMULATOR is not None and hasattr(torch.ops.morphaug_emu, "euler_number"):
+        with emulated():
+            assert torch.equal(kernel(x, connectivity), torch.zeros(shape[:2], dtype=torch.int64))
+
+
 def test_measure_euler_number_takes_the_kernel(monkeypatch):
     monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
     x = torch.rand(2, 1, 5, 6, 7) > 0.5

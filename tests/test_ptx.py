@@ -120,7 +120,7 @@ using namespace morphaug;
 template <typename T, int kRank>
 __global__ void boundary(const T* v, bool* out, BoundaryGeometry g, T background) {
   int32_t coord[kBoundaryMaxRank];
-  for (int k = 0; k < boundary_rank<kRank>(g); ++k) coord[k] = static_cast<int32_t>(threadIdx.x) % g.size[k];
+  for (int k = 0; k < fixed_rank<kRank>(g.rank); ++k) coord[k] = static_cast<int32_t>(threadIdx.x) % g.size[k];
   out[threadIdx.x] = boundary_voxel<kRank>(v, static_cast<int32_t>(threadIdx.x), coord, g, background, true);
 }
 template __global__ void boundary<int64_t, 1>(const int64_t*, bool*, BoundaryGeometry, int64_t);

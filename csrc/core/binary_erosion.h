@@ -47,6 +47,7 @@ struct ErosionOffsets {
 
 // One voxel p of a slice (coordinates `coord`, per axis) of one step: the
 // AND of the terms of the offsets flagged in `flags` (one byte per offset).
+template <int kRank>
 MORPHAUG_HD bool erosion_voxel(const uint8_t* v, int32_t p, const int32_t* coord,
                                const int32_t* delta, const int8_t (*step)[kErosionMaxRank],
                                const uint8_t* flags, const ErosionOffsets& o, bool border) {
@@ -55,7 +56,7 @@ MORPHAUG_HD bool erosion_voxel(const uint8_t* v, int32_t p, const int32_t* coord
     const int flag = flags[e];
     if (flag == 0) continue;
     bool inside = true;
-    for (int k = 0; k < o.rank; ++k) {
+    for (int k = 0; k < fixed_rank<kRank>(o.rank); ++k) {
       inside &= static_cast<uint32_t>(coord[k] + step[e][k]) < static_cast<uint32_t>(o.size[k]);
     }
     r &= erosion_term(flag, inside ? v[p + delta[e]] != 0 : border);

@@ -43,6 +43,15 @@ MORPHAUG_HD double mul_rn(double a, double b) {
 // Most spatial axes a native op accepts (the CUDA kernels take shapes by value).
 constexpr int kMaxRank = 16;
 
+// The spatial rank of a function compiled for kRank axes (1 to 3: loops the
+// compiler unrolls, their per-axis arrays in registers), or for any
+// (kRank = 0): `rank`, read at run time. CUDA launchers pick kRank with
+// with_fixed_rank (cuda/grid.cuh).
+template <int kRank>
+MORPHAUG_HD int fixed_rank(int rank) {
+  return kRank > 0 ? kRank : rank;
+}
+
 // A spatial axis of a contiguous (B, C, *spatial) tensor seen as lines:
 // element i of line `line` sits at offset(line) + i * stride.
 struct Lines {

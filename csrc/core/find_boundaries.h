@@ -65,20 +65,15 @@ struct BoundaryGeometry {
   int32_t size[kBoundaryMaxRank], stride[kBoundaryMaxRank];
 };
 
-// The rank of the functions below: kRank where it is given (1 to 3: loops
-// the compiler unrolls, their arrays in registers), else g.rank.
-template <int kRank>
-MORPHAUG_HD int boundary_rank(const BoundaryGeometry& g) {
-  return kRank > 0 ? kRank : g.rank;
-}
-
+// The functions below take kRank (common.h's fixed_rank): 1 to 3, or 0.
+//
 // The neighbours of voxel i (coordinates coord) inside its slice v, each
 // within `connectivity` orthogonal hops, as f(offset, digits) in the order of
 // SciPy's passes (axis 0 fastest); digits[k] in {0, 1, 2} (the step along
 // axis k plus 1); f(offset, digits, inside) sees every one of the 3^S steps.
 template <int kRank, typename F>
 MORPHAUG_HD void each_step(const BoundaryGeometry& g, const int32_t* coord, int connectivity, const F& f) {
-  const int rank = boundary_rank<kRank>(g);
+  const int rank = fixed_rank<kRank>(g.rank);
   int steps = 1;
   for (int k = 0; k < rank; ++k) steps *= 3;
   for (int s = 0; s < steps; ++s) {
@@ -106,7 +101,7 @@ MORPHAUG_HD void each_step(const BoundaryGeometry& g, const int32_t* coord, int 
 template <bool Max, int kRank, typename T, typename Load>
 MORPHAUG_HD T boundary_extreme(const T* v, int32_t i, const int32_t* coord, const BoundaryGeometry& g,
                                int connectivity, bool nested, const Load& load) {
-  const int rank = boundary_rank<kRank>(g);
+  const int rank = fixed_rank<kRank>(g.rank);
   T level[kBoundaryMaxRank];
   bool any[kBoundaryMaxRank];
   for (int k = 0; k < rank; ++k) any[k] = false;
@@ -136,7 +131,7 @@ MORPHAUG_HD T boundary_extreme(const T* v, int32_t i, const int32_t* coord, cons
 template <int kRank, typename T>
 MORPHAUG_HD bool boundary_voxel(const T* v, int32_t i, const int32_t* coord, const BoundaryGeometry& g,
                                 T background, bool has_background) {
-  const int rank = boundary_rank<kRank>(g);
+  const int rank = fixed_rank<kRank>(g.rank);
   const T x = v[i];
   bool differs = false, kept = boundary_kept(x);
   each_step<kRank>(g, coord, g.connectivity, [&](int32_t offset, const int*, bool inside) {

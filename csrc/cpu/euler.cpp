@@ -14,7 +14,7 @@ at::Tensor euler_number_cpu(const at::Tensor& mask, at::IntArrayRef table) {
   const EulerSetup setup = euler_setup(mask, table);
   const EulerShape s = setup.shape;
   const int64_t per_slice = s.rows(), voxels = s.voxels();
-  if (setup.slices == 0 || voxels == 0) return setup.out;
+  if (setup.mask.numel() == 0) return setup.out;  // (a 3-D slice of depth 0 is no 2-D slice)
   const uint8_t* v = reinterpret_cast<const uint8_t*>(setup.mask.data_ptr<bool>());
   int64_t* out = setup.out.data_ptr<int64_t>();
   parallel_over(setup.slices * per_slice, s.width + 1, [&](int64_t begin, int64_t end) {

@@ -2,7 +2,7 @@
 // launch per step, a thread per voxel (consecutive threads along the last
 // axis), blockIdx.y over the slices; the offsets arrive by value and each
 // block stages them, and its slice's flags, in shared memory. Index math is
-// 32-bit within a slice.
+// 32-bit within a slice; 1 to 3 axes compiled for their rank.
 #include "../core/binary_erosion.h"
 #include "../launch.h"
 #include "grid.cuh"
@@ -10,6 +10,7 @@
 namespace morphaug {
 namespace {
 
+template <int kRank>
 __global__ void erosion_step_kernel(const uint8_t* in, const uint8_t* mask, const bool* hit, const bool* miss,
                                     uint8_t* out, int64_t slices, uint32_t slice_numel, ErosionOffsets o,
                                     bool border, bool invert) {
@@ -33,14 +34,14 @@ __global__ void erosion_step_kernel(const uint8_t* in, const uint8_t* mask, cons
     for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < slice_numel; p += stride) {
       int32_t coord[kErosionMaxRank];
       uint32_t q = p;
-      for (int k = o.rank - 1; k >= 0; --k) {
+      for (int k = fixed_rank<kRank>(o.rank) - 1; k >= 0; --k) {
         const uint32_t n = static_cast<uint32_t>(o.size[k]);
         const uint32_t rest = q / n;
         coord[k] = static_cast<int32_t>(q - rest * n);
         q = rest;
       }
       const int32_t i = static_cast<int32_t>(p);
-      const bool r = erosion_voxel(v, i, coord, delta, step, flags, o, border);
+      const bool r = erosion_voxel<kRank>(v, i, coord, delta, step, flags, o, border);
       out[base + p] = (mask == nullptr || mask[base + p]) ? static_cast<uint8_t>(r != invert) : v[i];
     }
     __syncthreads();  // every thread has read the flags before the next slice's replace them
@@ -68,8 +69,11 @@ at::Tensor binary_erosion_cuda(const at::Tensor& input, const std::optional<at::
   for (int64_t s = 0; s < iterations; ++s) {
     uint8_t* target = reinterpret_cast<uint8_t*>(
         pass_target(static_cast<int>(s), static_cast<int>(iterations), out, scratch).data_ptr<bool>());
-    cuda::launch<erosion_step_kernel>(grid, kThreads, stream, source, mk, hits.data_ptr<bool>(),
-                                      misses.data_ptr<bool>(), target, slices, slice_numel, o, border, invert);
+    with_fixed_rank(o.rank, [&](auto rank) {
+      cuda::launch<erosion_step_kernel<decltype(rank)::value>>(grid, kThreads, stream, source, mk,
+                                                               hits.data_ptr<bool>(), misses.data_ptr<bool>(), target,
+                                                               slices, slice_numel, o, border, invert);
+    });
     source = target;
   }
   return out;

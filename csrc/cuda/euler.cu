@@ -41,7 +41,7 @@ __global__ void euler_kernel(const uint8_t* mask, int64_t* out, int64_t slices, 
 at::Tensor euler_number_cuda(const at::Tensor& mask, at::IntArrayRef table) {
   const cuda::DeviceGuard guard(mask.device());
   const EulerSetup setup = euler_setup(mask, table);
-  if (setup.slices == 0 || setup.shape.voxels() == 0) return setup.out;
+  if (setup.mask.numel() == 0) return setup.out;  // (a 3-D slice of depth 0 is no 2-D slice)
   cuda::launch<euler_kernel>(dim3(blocks_for(setup.slices * setup.shape.rows() * 32)), kThreads,
                              cuda::current_stream(), reinterpret_cast<const uint8_t*>(setup.mask.data_ptr<bool>()),
                              setup.out.data_ptr<int64_t>(), setup.slices, setup.shape, setup.table);

@@ -4,7 +4,6 @@
 // slices. Index math is 32-bit within a slice; 1 to 3 axes compiled for
 // their rank.
 #include <algorithm>
-#include <type_traits>
 
 #include "../boundaries_setup.h"
 #include "grid.cuh"
@@ -21,7 +20,7 @@ __global__ void find_boundaries_kernel(const T* labels, bool* out, int64_t slice
     for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < slice; p += step) {
       int32_t coord[kBoundaryMaxRank];
       uint32_t rest = p;
-      for (int k = boundary_rank<kRank>(g) - 1; k >= 0; --k) {
+      for (int k = fixed_rank<kRank>(g.rank) - 1; k >= 0; --k) {
         const uint32_t n = static_cast<uint32_t>(g.size[k]);
         const uint32_t outer = rest / n;
         coord[k] = static_cast<int32_t>(rest - outer * n);
@@ -42,18 +41,12 @@ at::Tensor find_boundaries_cuda(const at::Tensor& labels, int64_t connectivity, 
   const cudaStream_t stream = cuda::current_stream();
   dispatch_boundaries(setup.labels, [&](auto type) {
     using T = decltype(type);
-    const auto run = [&](auto rank) {
+    with_fixed_rank(setup.geometry.rank, [&](auto rank) {
       cuda::launch<find_boundaries_kernel<T, decltype(rank)::value>>(
           grid, kThreads, stream, static_cast<const T*>(setup.labels.data_ptr()), setup.out.data_ptr<bool>(),
           setup.slices, static_cast<uint32_t>(setup.slice), setup.geometry, static_cast<T>(setup.background),
           setup.has_background);
-    };
-    switch (setup.geometry.rank) {  // 1 to 3 axes compiled for their rank (registers, no stack)
-      case 1: run(std::integral_constant<int, 1>{}); break;
-      case 2: run(std::integral_constant<int, 2>{}); break;
-      case 3: run(std::integral_constant<int, 3>{}); break;
-      default: run(std::integral_constant<int, 0>{}); break;
-    }
+    });
   });
   return setup.out;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "runtime.cuh"
 
@@ -20,6 +21,18 @@ __device__ __forceinline__ int bit_count(unsigned x) {
 #else
   return __builtin_popcount(x);
 #endif
+}
+
+// f(std::integral_constant<int, R>{}): R = rank for 1 to 3 spatial axes, else 0
+// (the rank read at run time; core/common.h's fixed_rank).
+template <typename F>
+void with_fixed_rank(int rank, const F& f) {
+  switch (rank) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
+  }
 }
 
 __device__ __forceinline__ int64_t grid_start() {

@@ -20,7 +20,6 @@
 #pragma once
 
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "../launch.h"  // core/label.h
@@ -178,24 +177,6 @@ inline Tiles make_tiles(const LabelShape& shape) {
   return t;
 }
 
-// The rank of the tile kernels: kRank where it is given (1 to 3: loops the
-// compiler unrolls, their arrays in registers), else tiles.rank.
-template <int kRank>
-__host__ __device__ __forceinline__ int tile_rank(const Tiles& tiles) {
-  return kRank > 0 ? kRank : tiles.rank;
-}
-
-// f(std::integral_constant<int, R>{}): R = rank for 1 to 3 axes, else 0 (the rank read at run time).
-template <typename F>
-void with_tile_rank(int rank, const F& f) {
-  switch (rank) {
-    case 1: f(std::integral_constant<int, 1>{}); break;
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    default: f(std::integral_constant<int, 0>{}); break;
-  }
-}
-
 // The tile a block works on: its first voxel's coordinates and slice index.
 template <typename T, int kRank>
 struct Tile {
@@ -204,7 +185,7 @@ struct Tile {
 
   __device__ __forceinline__ Tile(const Tiles& tiles, int32_t index) {
     first = 0;
-    for (int k = tile_rank<kRank>(tiles) - 1; k >= 0; --k) {
+    for (int k = fixed_rank<kRank>(tiles.rank) - 1; k >= 0; --k) {
       origin[k] = index % tiles.count[k] * tiles.extent[k];
       index /= tiles.count[k];
       first += static_cast<T>(origin[k]) * static_cast<T>(tiles.stride[k]);
@@ -215,7 +196,7 @@ struct Tile {
   __device__ __forceinline__ bool voxel(const Tiles& tiles, int32_t l, int32_t* within, T& v) const {
     v = first;
     bool inside = true;
-    for (int k = 0; k < tile_rank<kRank>(tiles); ++k) {
+    for (int k = 0; k < fixed_rank<kRank>(tiles.rank); ++k) {
       within[k] = (l >> tiles.shift[k]) & (tiles.extent[k] - 1);
       inside = inside && origin[k] + within[k] < tiles.size[k];
       v += static_cast<T>(within[k]) * static_cast<T>(tiles.stride[k]);
@@ -237,7 +218,7 @@ __device__ __forceinline__ T atomic_lower(T* address, T value) {
 template <typename T, int kRank>
 __global__ void union_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links links, int64_t slices) {
   __shared__ int32_t local[kTileVoxels];  // tile-local parents, -1 outside the region
-  const int rank = tile_rank<kRank>(tiles);
+  const int rank = fixed_rank<kRank>(tiles.rank);
   const T numel = static_cast<T>(tiles.stride[0]) * static_cast<T>(tiles.size[0]);
   const Tile<T, kRank> tile(tiles, static_cast<int32_t>(blockIdx.x));
   for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
@@ -281,7 +262,7 @@ __global__ void union_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
 // Step 2: a block per (tile, slice); each voxel joins its neighbours in other tiles.
 template <typename T, int kRank>
 __global__ void merge_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links links, int64_t slices) {
-  const int rank = tile_rank<kRank>(tiles);
+  const int rank = fixed_rank<kRank>(tiles.rank);
   const T numel = static_cast<T>(tiles.stride[0]) * static_cast<T>(tiles.size[0]);
   const Tile<T, kRank> tile(tiles, static_cast<int32_t>(blockIdx.x));
   for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
@@ -343,7 +324,7 @@ template <typename T>
 void union_tiles(const Voxels& voxels, T* parent, const Tiles& tiles, const Links& links, int64_t slices,
                  cudaStream_t stream) {
   const dim3 grid = tile_grid(tiles, slices);
-  with_tile_rank(tiles.rank, [&](auto rank) {
+  with_fixed_rank(tiles.rank, [&](auto rank) {
     constexpr int kRank = decltype(rank)::value;
     cuda::launch<union_tiles_kernel<T, kRank>>(grid, kThreads, stream, voxels, parent, tiles, links, slices);
     if (tiles.per_slice > 1) {

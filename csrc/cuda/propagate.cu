@@ -24,7 +24,7 @@ template <int kRank>
 __global__ void seed_kernel(Voxels voxels, int32_t* parent, uint8_t* seeded, Tiles tiles, Links links,
                             bool border, int64_t slices) {
   __shared__ uint32_t reached;  // the axes a step of the slice's element moves along, a bit each
-  const int rank = tile_rank<kRank>(tiles);
+  const int rank = fixed_rank<kRank>(tiles.rank);
   const int32_t numel = static_cast<int32_t>(tiles.stride[0]) * tiles.size[0];
   const Tile<int32_t, kRank> tile(tiles, static_cast<int32_t>(blockIdx.x));
   for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
@@ -106,7 +106,7 @@ at::Tensor run(const at::Tensor& input, const std::optional<at::Tensor>& mask, c
   int32_t* P = parent.data_ptr<int32_t>();
   union_tiles<int32_t>(voxels, P, tiles, links.links, s.slices, stream);
   at::Tensor seeded = at::zeros(input.sizes(), x.options().dtype(at::kByte));
-  with_tile_rank(tiles.rank, [&](auto rank) {
+  with_fixed_rank(tiles.rank, [&](auto rank) {
     cuda::launch<seed_kernel<decltype(rank)::value>>(tile_grid(tiles, s.slices), kThreads, stream, voxels, P,
                                                      seeded.data_ptr<uint8_t>(), tiles, links.links,
                                                      border || fill, s.slices);

@@ -29,6 +29,18 @@ struct Changes {
   int8_t of[128];  // the Euler changes, by value
 };
 
+// The Euler changes in shared memory, copied by one thread at constant indices: a kernel parameter
+// indexed at run time (by a voxel's code, or a thread's) is first copied to local memory, per thread.
+__device__ __forceinline__ void stage_changes(Changes changes, int8_t* shared) {
+  if (threadIdx.x == 0) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int k = 0; k < 128; ++k) shared[k] = changes.of[k];
+  }
+  __syncthreads();
+}
+
 // A padded slice: its interior (D, H, W), row and plane strides and size.
 struct Shape {
   int32_t depth, height, width, row, plane, padded;
@@ -90,13 +102,15 @@ __global__ void pad_kernel(const bool* mask, const bool* active, uint8_t* image,
 // of a round zeroes the round's count row.
 __global__ void mark_kernel(const uint8_t* image, uint8_t* marked, const int32_t* previous, int32_t* current,
                             bool first, int32_t face, Shape s, Rows r, Changes changes) {
+  __shared__ int8_t table[128];
+  stage_changes(changes, table);
   for (int64_t slice = blockIdx.y; slice < s.slices; slice += gridDim.y) {
     if (first && blockIdx.x == 0 && threadIdx.x == 0) current[slice] = 0;
     int32_t at, inner;
     if (previous[slice] == 0 || !r.voxel(s, at, inner)) continue;
     const uint8_t* in = image + slice * s.padded;
     bool mark = in[at] != 0 && in[at + face] == 0;
-    if (mark) mark = thinning3d::candidate(thinning3d::code_at(in, at, s.row, s.plane), changes.of);
+    if (mark) mark = thinning3d::candidate(thinning3d::code_at(in, at, s.row, s.plane), table);
     marked[slice * s.padded + at] = mark;
   }
 }
@@ -104,11 +118,13 @@ __global__ void mark_kernel(const uint8_t* image, uint8_t* marked, const int32_t
 // Deletes the marked voxels of one subfield that are still simple, counting them.
 __global__ void delete_kernel(uint8_t* image, const uint8_t* marked, const int32_t* previous, int32_t* current,
                               Shape s, Rows r, Changes changes) {
+  __shared__ int8_t table[128];
+  stage_changes(changes, table);
   for (int64_t slice = blockIdx.y; slice < s.slices; slice += gridDim.y) {
     int32_t at, inner;
     if (previous[slice] == 0 || !r.voxel(s, at, inner) || !marked[slice * s.padded + at]) continue;
     uint8_t* in = image + slice * s.padded;
-    if (thinning3d::simple(thinning3d::code_at<int32_t>(in, at, s.row, s.plane), changes.of)) {
+    if (thinning3d::simple(thinning3d::code_at<int32_t>(in, at, s.row, s.plane), table)) {
       in[at] = 0;
       atomicAdd(&current[slice], 1);
     }
