@@ -33,13 +33,7 @@ __global__ void erosion_step_kernel(const uint8_t* in, const uint8_t* mask, cons
     const uint8_t* v = in + base;
     for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < slice_numel; p += stride) {
       int32_t coord[kErosionMaxRank];
-      uint32_t q = p;
-      for (int k = fixed_rank<kRank>(o.rank) - 1; k >= 0; --k) {
-        const uint32_t n = static_cast<uint32_t>(o.size[k]);
-        const uint32_t rest = q / n;
-        coord[k] = static_cast<int32_t>(q - rest * n);
-        q = rest;
-      }
+      slice_coordinates<kRank>(p, o, coord);
       const int32_t i = static_cast<int32_t>(p);
       const bool r = erosion_voxel<kRank>(v, i, coord, delta, step, flags, o, border);
       out[base + p] = (mask == nullptr || mask[base + p]) ? static_cast<uint8_t>(r != invert) : v[i];

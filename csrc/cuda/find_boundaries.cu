@@ -19,13 +19,7 @@ __global__ void find_boundaries_kernel(const T* labels, bool* out, int64_t slice
     const T* v = labels + s * slice;
     for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < slice; p += step) {
       int32_t coord[kBoundaryMaxRank];
-      uint32_t rest = p;
-      for (int k = fixed_rank<kRank>(g.rank) - 1; k >= 0; --k) {
-        const uint32_t n = static_cast<uint32_t>(g.size[k]);
-        const uint32_t outer = rest / n;
-        coord[k] = static_cast<int32_t>(rest - outer * n);
-        rest = outer;
-      }
+      slice_coordinates<kRank>(p, g, coord);
       out[s * slice + p] = boundary_voxel<kRank>(v, static_cast<int32_t>(p), coord, g, background, has_background);
     }
   }

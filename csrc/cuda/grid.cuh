@@ -35,6 +35,18 @@ void with_fixed_rank(int rank, const F& f) {
   }
 }
 
+// The C-order coordinates of voxel p of a slice of shape.size (shape.rank axes;
+// fixed_rank), in 32-bit.
+template <int kRank, typename Shape>
+__device__ __forceinline__ void slice_coordinates(uint32_t p, const Shape& shape, int32_t* coord) {
+  for (int k = fixed_rank<kRank>(shape.rank) - 1; k >= 0; --k) {
+    const uint32_t n = static_cast<uint32_t>(shape.size[k]);
+    const uint32_t outer = p / n;
+    coord[k] = static_cast<int32_t>(p - outer * n);
+    p = outer;
+  }
+}
+
 __device__ __forceinline__ int64_t grid_start() {
   return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
 }
