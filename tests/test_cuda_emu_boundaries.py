@@ -72,7 +72,7 @@ def torch_reference(x: torch.Tensor, connectivity: int, mode: str, background: i
 
 
 def kernel(x: torch.Tensor, connectivity: int, mode: str, background: int) -> torch.Tensor:
-    return _boundaries._native(x, connectivity, mode, background)
+    return _native.find_boundaries(x, connectivity, mode, background)
 
 
 # shape, dtype, connectivity, background, extremes (64-bit values SciPy's store changes)
@@ -187,7 +187,11 @@ def test_segmentation_find_boundaries_takes_the_kernel(monkeypatch):
     find_boundaries(x, 1, "subpixel")  # block extremes in torch
     find_boundaries(x.to(torch.uint64), 1, "inner", 2**64 - 1)
     find_boundaries(x.to(torch.uint8), 1, "inner", 256)
-    assert [a[1:] for a in calls] == [(2, "outer", 3), (1, "inner", -1), (1, "inner", None)]
+    assert [a[1:] for a in calls] == [(2, "outer", 3), (1, "inner", 2**64 - 1), (1, "inner", 256)]
+    # what the kernel then reads: uint64's upper half as its int64 bits, a background the dtype cannot hold none
+    assert [_native._background_bits(dtype, value) for dtype, value in
+            [(torch.int64, 3), (torch.uint64, 2**64 - 1), (torch.uint8, 256), (torch.bool, 1), (torch.bool, 2)]] \
+        == [3, -1, None, 1, None]
 
 
 def test_the_kernel_checks_its_arguments():

@@ -100,13 +100,25 @@ def euler_number(mask: torch.Tensor, table: Sequence[int]) -> torch.Tensor:
 BOUNDARY_MODES = {"thick": 0, "inner": 1, "outer": 2}
 
 
-def find_boundaries(labels: torch.Tensor, connectivity: int, mode: str, background: int | None) -> torch.Tensor:
+def _background_bits(dtype: torch.dtype, background: int | None) -> int | None:
+    """A background label as the kernels take it: an int64 whose low bits (the labels' width) are its
+    bits (``v - 2**64`` for uint64 ``v >= 2**63``); None where ``dtype`` cannot hold it (no voxel is
+    background)."""
+    if background is None:
+        return None
+    low, high = (0, 1) if dtype == torch.bool else (torch.iinfo(dtype).min, torch.iinfo(dtype).max)
+    if not low <= background <= high:
+        return None
+    return background - 2**64 if background >= 2**63 else background
+
+
+def find_boundaries(labels: torch.Tensor, connectivity: int, mode: str, background: int) -> torch.Tensor:
     """``skimage.segmentation.find_boundaries`` of each ``(b, c)`` slice of bool or integer ``labels``
     ``(B, C, *S)`` (at most 8 axes, slices of fewer than 2**31 voxels) in ``mode`` thick, inner or
-    outer: a bool tensor of their shape. ``background``: an int64 whose low bits (the labels' width)
-    are its bits, None where their dtype cannot hold it. SciPy's float64 store of 64-bit labels
-    included (csrc/core/find_boundaries.h)."""
-    return ops_for(labels).find_boundaries(labels, connectivity, BOUNDARY_MODES[mode], background)
+    outer: a bool tensor of their shape. ``background``: the background label (none where the dtype
+    cannot hold it). SciPy's float64 store of 64-bit labels included (csrc/core/find_boundaries.h)."""
+    return ops_for(labels).find_boundaries(labels, connectivity, BOUNDARY_MODES[mode],
+                                           _background_bits(labels.dtype, background))
 
 
 def _structure_flags(structure: np.ndarray) -> list[int]:
@@ -177,11 +189,11 @@ def label_values(values: torch.Tensor, structure: np.ndarray, background: int | 
                  dtype: torch.dtype = torch.int64):
     """scikit-image's ``measure.label`` of each ``(b, c)`` slice of an integer ``values`` map (any
     integer dtype but bool): :func:`label`'s ``(labels, counts)`` and numbering, neighbours joined when
-    they hold equal values. ``background``: the value labelled 0, an int64 whose low bits (the values'
-    width) are its bits (``v - 2**64`` for uint64 ``v >= 2**63``); None: every voxel is labelled.
+    they hold equal values. ``background``: the value labelled 0; None, or a value the dtype cannot
+    hold: every voxel is labelled.
     :func:`label`'s union-find: on CPU runs of one value, on CUDA tile unions of equal neighbours."""
     flags = _structure_flags(structure)
-    return ops_for(values).label_values(values, flags, background, dtype)
+    return ops_for(values).label_values(values, flags, _background_bits(values.dtype, background), dtype)
 
 
 def _mode_codes(mode: Sequence[str]) -> list[int]:

@@ -117,11 +117,8 @@ def _equal_value_components(values: torch.Tensor, inside: torch.Tensor, structur
 
 
 def _native_values(values: torch.Tensor, background: int, structure: np.ndarray):
-    """The ``label_values`` kernel's labels and counts; a background the dtype cannot hold is none."""
-    info = torch.iinfo(values.dtype)
-    bits = background - 2**64 if background >= 2**63 else background  # uint64's upper half: its int64 bits
-    return _ops.kernels.label_values(values, structure, bits if info.min <= background <= info.max else None,
-                                     torch.int64)
+    """The ``label_values`` kernel's labels and counts."""
+    return _ops.kernels.label_values(values, structure, background, torch.int64)
 
 
 def _torch_values(values: torch.Tensor, background: int, structure: np.ndarray):

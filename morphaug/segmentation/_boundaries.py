@@ -103,14 +103,6 @@ def _subpixel(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def _native(label_img: torch.Tensor, connectivity: int, mode: str, background: int) -> torch.Tensor:
-    """The ``find_boundaries`` kernel; a background the dtype cannot hold is none."""
-    low, high = (0, 1) if label_img.dtype == torch.bool else (torch.iinfo(label_img.dtype).min,
-                                                               torch.iinfo(label_img.dtype).max)
-    bits = background - 2**64 if background >= 2**63 else background  # uint64's upper half: its int64 bits
-    return _ops.kernels.find_boundaries(label_img, connectivity, mode, bits if low <= background <= high else None)
-
-
 def _torch(label_img: torch.Tensor, connectivity: int, mode: str, background: int) -> torch.Tensor:
     """Grey dilations and erosions by the connectivity's element, or block extremes (``"subpixel"``)."""
     if label_img.dtype == torch.bool:
@@ -132,7 +124,8 @@ def _torch(label_img: torch.Tensor, connectivity: int, mode: str, background: in
 
 _TABLE = _ops.Table("segmentation.find_boundaries", [
     _ops.Case("thick, inner, outer", "find_boundaries",
-              lambda label_img, connectivity, mode, background: mode != "subpixel", _native),
+              lambda label_img, connectivity, mode, background: mode != "subpixel",
+              lambda *args: _ops.kernels.find_boundaries(*args)),
 ], _torch)
 
 
