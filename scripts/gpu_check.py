@@ -301,6 +301,8 @@ def _kernel_cases(torch, device, n, batch):
         ("label 6-connected", lambda: ndimage.label(mask), voxels * 5),
         ("label maze", lambda: ndimage.label(maze), voxels * 5),
         ("label_values 3 values 26-connected", lambda: measure.label(labels), voxels * (4 + 8)),
+        ("filter_components keep 1 26-connected", lambda: kernels.filter_components(mask, 3, 1, 0), voxels * 2),
+        ("filter_components min_size 64 6-connected", lambda: kernels.filter_components(mask, 1, 0, 64), voxels * 2),
         ("ball_morphology erosion r2", lambda: ndimage.binary_erosion(mask, ball), voxels * 2),
         ("binary_erosion 3^3 connectivity 2, border 1", lambda: ndimage.binary_erosion(
             mask, ndimage.generate_binary_structure(3, 2), border_value=1), voxels * 2),

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../launch.h"
+#include "../components_setup.h"
 #include "launchers.h"
 #include "clones.h"
 #include "label_scan.h"
@@ -122,12 +122,9 @@ at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width) {
 // filter_components: tasks are samples (a sample's channels mark one output slice).
 at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structure, int64_t keep,
                                  int64_t min_size) {
-  TORCH_CHECK(keep >= 0 && min_size >= 0, "morphaug::filter_components: keep and min_size must be >= 0, got ",
-              keep, " and ", min_size);
-  LabelSetup s = label_setup(mask, structure, at::kInt);
-  std::vector<int64_t> shape = mask.sizes().vec();
-  shape[1] = 1;
-  at::Tensor out = at::zeros(shape, mask.options());
+  FilterSetup f = filter_setup(mask, structure, keep, min_size);
+  LabelSetup& s = f.labels;
+  at::Tensor out = f.out;
   const int64_t samples = mask.size(0), channels = mask.size(1), numel = s.shape.numel;
   if (mask.numel() == 0) return out;
   TORCH_CHECK(joins_runs(s), "morphaug::filter_components: the structure must join neighbours along the last axis");

@@ -29,10 +29,7 @@ __global__ void flatten_kernel(T* parent, T numel, int64_t chunks, int64_t* chun
     T root = kNoParent<T>;
     if (i < numel) {
       const T up = P[i];
-      if (up != kNoParent<T>) {
-        root = up;
-        for (T next = P[root]; next >= 0 && next != root; next = P[root]) root = next;
-      }
+      if (up != kNoParent<T>) root = chain_root(P, up);
     }
     const bool is_root = root == i;
     const unsigned ballot = __ballot_sync(0xffffffffu, is_root);

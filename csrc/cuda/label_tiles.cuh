@@ -214,6 +214,14 @@ __device__ __forceinline__ T atomic_lower(T* address, T value) {
   }
 }
 
+// The root that voxel `up`'s chain of parents ends at: an entry equal to its
+// index, or a negative one (a root that a later step has rewritten already).
+template <typename T>
+__device__ __forceinline__ T chain_root(const T* parent, T up) {
+  for (T next = parent[up]; next >= 0 && next != up; next = parent[up]) up = next;
+  return up;
+}
+
 // Step 1: a block per (tile, slice); parents of voxels outside the region: kNoParent.
 template <typename T, int kRank>
 __global__ void union_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links links, int64_t slices) {

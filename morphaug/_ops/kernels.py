@@ -654,9 +654,11 @@ def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size
     Returns:
         bool ``(B, 1, *S)``: the removed voxels of any channel.
 
-    Each slice goes through :func:`label`'s run scan, its runs keeping their
-    labels (none written), and is counted and marked a run at a time: no
-    ``(B, C, *S)`` labels.
+    CPU: each slice goes through :func:`label`'s run scan, its runs keeping
+    their labels (none written), and is counted and marked a run at a time: no
+    ``(B, C, *S)`` labels. CUDA: :func:`label`'s union-find parents (int32), each
+    component's size counted into its root's entry, one launch per kept rank
+    (each slice's greatest key below the last), one marking the removed voxels.
     """
     rank = mask.ndim - 2  # the structure's flags in C order, plain ints (constants while Dynamo traces)
     flags = [int(sum(map(abs, step)) <= connectivity) for step in itertools.product((-1, 0, 1), repeat=rank)]

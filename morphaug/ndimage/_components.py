@@ -5,9 +5,10 @@ its components numbered across all masks and counted in one table with an
 entry per component (on an accelerator, per component a batch can hold: no
 host sync), and filtered by a rule applied on that table, a segmented one
 per mask (the native ``filter_components`` runs the whole filter where it
-takes the call: each mask through ``label``'s run scan, its runs keeping
-their labels, counted, the rule applied and the removed runs marked, with
-no ``(b, c, voxel)`` labels).
+takes the call: on the CPU each mask through ``label``'s run scan, its runs
+keeping their labels, counted, the rule applied and the removed runs marked,
+with no ``(b, c, voxel)`` labels; on CUDA ``label``'s union-find, the sizes
+counted at the components' roots and the rule applied there, with no table).
 The component transforms of ``morphaug.transforms`` run on these.
 """
 
