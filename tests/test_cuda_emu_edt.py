@@ -137,6 +137,7 @@ SIGNED_SHAPES = {
     "2-D, rows across a block": (1, 2, 6, 270),
     "3-D, narrow rows": (2, 1, 9, 20, 3),
     "4-D": (1, 2, 4, 5, 3, 6),
+    "5-D, an axis of one voxel": (1, 2, 3, 1, 4, 2, 5),
 }
 
 

@@ -102,6 +102,15 @@ def test_exact_kernels_have_no_fma(ptx):
     assert any("mul.rn.f64" in body for body in functions.values())
 
 
+def test_no_background_lines_keep_no_per_axis_array(ptx):
+    """edt_no_background_line decodes each coordinate on its own: no per-axis array in local memory
+    (``__local_depot``) for the EDT's last pass on CUDA to carry. With an array of the axes' terms
+    it had one (the runtime-rank find_boundaries check below shows such a check can fail)."""
+    lines = {name: body for name, body in _functions(ptx).items() if "no_background" in name}
+    assert len(lines) == 2
+    assert not [name for name, body in lines.items() if "__local_depot" in body]
+
+
 def test_nvcc_contracts_without_the_intrinsics(ptx, tmp_path):
     """The check can fail: the same expression written plainly compiles to an fma."""
     (tmp_path / "plain.cu").write_text(

@@ -376,16 +376,16 @@ MORPHAUG_HD void edt_no_background_line(const Geometry& g, int64_t start, T* out
                                         int64_t plane, bool root) {
   const int last = g.rank - 1;
   const int64_t n = g.size[last];
-  double fixed = 0.0;  // sum over axes < last, in SciPy's order
-  int64_t rest = start / n;
-  double axis_terms[kMaxRank];
-  for (int k = last - 1; k >= 0; --k) {
-    const int64_t x = rest % g.size[k];
-    rest /= g.size[k];
-    const double t = mul_rn(static_cast<double>(x + (k == 0)), g.sampling[k]);
-    axis_terms[k] = mul_rn(t, t);
+  // the sum over axes < last, in SciPy's order; each coordinate decoded on its own (no per-axis
+  // array: on CUDA it would live in local memory)
+  const int64_t row = start / n;
+  double fixed = 0.0;
+  for (int k = 0; k < last; ++k) {
+    int64_t inner = 1;  // rows per step along axis k
+    for (int j = k + 1; j < last; ++j) inner *= g.size[j];
+    const double t = mul_rn(static_cast<double>(row / inner % g.size[k] + (k == 0)), g.sampling[k]);
+    fixed = add_rn(fixed, mul_rn(t, t));
   }
-  for (int k = 0; k < last; ++k) fixed = add_rn(fixed, axis_terms[k]);
   for (int64_t i = 0; i < n; ++i) {
     const double t = mul_rn(static_cast<double>(i + (last == 0)), g.sampling[last]);
     out[i] = edt_value<T>(add_rn(fixed, mul_rn(t, t)), root);

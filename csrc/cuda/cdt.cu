@@ -63,8 +63,8 @@ __device__ CdtCandidate block_scan(CdtCandidate x, CdtCandidate* warp_totals) {
 
 __global__ void __launch_bounds__(kBlock)
 cdt_kernel(const bool* mask_all, int32_t* distances_all, int32_t* indices_all, int32_t* value_all,
-           int32_t* feature_all, SliceShape s,
-           CdtNeighbours nb) {
+           int32_t* feature_all, const __grid_constant__ SliceShape s,
+           const __grid_constant__ CdtNeighbours nb) {
   __shared__ CdtCandidate warp_totals[kWarps];
   __shared__ CdtCandidate carry_shared;
   const int64_t slice = blockIdx.x;

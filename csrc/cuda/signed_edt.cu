@@ -1,9 +1,10 @@
 // CUDA launcher of morphaug::signed_edt (core/signed_edt.h): uint32 values;
-// a thread per row to find the boundary voxels, per line along the first
+// a thread per voxel to find the boundary voxels, per line along the first
 // axis for the sweeps and along every further axis (its taps sedt_parabola),
 // then per voxel of the rows for the last axis, neighbouring threads on
 // neighbouring voxels. Whether a slice has a boundary voxel
 // stays on the device: no host read.
+#include <algorithm>
 #include <cmath>
 
 #include "../core/signed_edt.h"
@@ -20,15 +21,33 @@ struct Strides {
   int64_t of[kMaxRank];
 };
 
-__global__ void seed_kernel(const uint8_t* mask, Value* v, int64_t rows, int64_t slice_rows,
-                            int64_t slice_numel, Geometry g, Strides strides, Value far,
+// The boundary voxels (sedt_seed_row's, a voxel per thread): 0 at a voxel of
+// the mask whose face neighbours (those inside the volume) are not all in
+// it, `far` elsewhere. blockIdx.x runs along a row, blockIdx.y over the rows:
+// a block's threads share their row, whose coordinates each decodes (1 to 3
+// axes compiled for their rank, no per-axis array).
+template <int kRank>
+__global__ void seed_kernel(const uint8_t* mask, Value* v, int64_t rows, int64_t slice_rows, int64_t n,
+                            const __grid_constant__ Geometry g, const __grid_constant__ Strides strides, Value far,
                             int32_t* found) {
-  for (int64_t row = grid_start(); row < rows; row += grid_step()) {
-    const int64_t slice = row / slice_rows;
-    const int64_t o = slice * slice_numel;
-    if (sedt_seed_row<Value>(mask + o, g, strides.of, row - slice * slice_rows, far, v + o)) {
-      found[slice] = 1;  // every writer writes 1
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const int last = fixed_rank<kRank>(g.rank) - 1;
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const int64_t slice = row / slice_rows, p = row * n + i;
+    uint8_t inside = mask[p];
+    if (i > 0) inside &= mask[p - 1];
+    if (i + 1 < n) inside &= mask[p + 1];
+    int64_t rest = row - slice * slice_rows;
+    for (int k = last - 1; k >= 0; --k) {
+      const int64_t x = rest % g.size[k];
+      rest /= g.size[k];
+      if (x > 0) inside &= mask[p - strides.of[k]];
+      if (x + 1 < g.size[k]) inside &= mask[p + strides.of[k]];
     }
+    const bool boundary = mask[p] && !inside;
+    v[p] = boundary ? 0 : far;
+    if (boundary) found[slice] = 1;  // every writer writes 1
   }
 }
 
@@ -119,8 +138,12 @@ at::Tensor signed_edt_cuda(const at::Tensor& mask) {
   const int64_t last = g.size[g.rank - 1];
 
   const int64_t rows = numel / last;
-  cuda::launch<seed_kernel>(blocks_for(rows), kThreads, stream, m, v, rows, slice_numel / last,
-                            slice_numel, g, strides, far, found.data_ptr<int32_t>());
+  const dim3 seed_grid(static_cast<unsigned>((last + kThreads - 1) / kThreads),
+                       static_cast<unsigned>(std::min<int64_t>(rows, kMaxBlocks)));
+  with_fixed_rank(g.rank, [&](auto rank) {
+    cuda::launch<seed_kernel<decltype(rank)::value>>(seed_grid, kThreads, stream, m, v, rows, slice_numel / last,
+                                                     last, g, strides, far, found.data_ptr<int32_t>());
+  });
   const int64_t lanes = slice_numel / g.size[0];
   cuda::launch<first_axis_kernel>(blocks_for(slices * lanes), kThreads, stream, v, slices * lanes,
                                   g.size[0], lanes, far, none);

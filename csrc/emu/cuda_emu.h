@@ -59,6 +59,7 @@ using cudaStream_t = EmulatedStream*;
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __grid_constant__
 #define __shared__ static
 
 // The built-in variables of the running emulated thread.
