@@ -39,6 +39,8 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("label_sizes", &label_sizes_cpu);
   m.impl("propagate", &propagate_cpu);
   m.impl("region_stats", &region_stats_cpu);
+  m.impl("region_histogram", &region_histogram_cpu);
+  m.impl("region_median", &region_median_cpu);
   m.impl("signed_edt", &signed_edt_cpu);
   m.impl("sinkhorn_scaling", &sinkhorn_scaling_cpu);
   m.impl("skeletonize_lee", &skeletonize_lee_cpu);

@@ -4,6 +4,9 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
+
+#include <cmath>
 
 #include <vector>
 
@@ -83,6 +86,33 @@ inline RegionCall region_call(const at::Tensor& input, const std::optional<at::T
     c.rule.size = c.table.numel();
   }
   return c;
+}
+
+// region_histogram's call: region_stats' regions (its count table), the edges
+// checked (at least 2, finite, non-decreasing), their bin guess, and the
+// (slices, slots, bins) int64 counts, zeros.
+struct HistogramCall {
+  RegionCall regions;
+  std::vector<double> edges;
+  int64_t bins;
+  double scale;
+  at::Tensor counts;
+};
+
+inline HistogramCall histogram_call(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                    const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,
+                                    at::ArrayRef<double> edges) {
+  HistogramCall h{region_call(input, labels, table, rule, slots, kRegionCount), edges.vec(), 0, 0.0, at::Tensor()};
+  TORCH_CHECK(edges.size() >= 2, "morphaug::region_histogram: edges must hold at least 2 values, got ", edges.size());
+  for (size_t e = 0; e < edges.size(); ++e) {
+    TORCH_CHECK(std::isfinite(edges[e]) && (e == 0 || edges[e - 1] <= edges[e]),
+                "morphaug::region_histogram: edges must be finite and non-decreasing, got ", edges[e], " at ", e);
+  }
+  h.bins = static_cast<int64_t>(edges.size()) - 1;
+  const double width = edges.back() - edges.front();
+  h.scale = width > 0 ? static_cast<double>(h.bins) / width : 0.0;
+  h.counts = at::zeros({h.regions.slices, slots, h.bins}, input.options().dtype(at::kLong));
+  return h;
 }
 
 // The label slice of input slice s.

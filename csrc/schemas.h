@@ -188,6 +188,16 @@ inline void define_schemas(torch::Library& m) {
   // `what` ORs the tables wanted (core/region_stats.h, kRegion*; the count
   // always): the results are those tables, in the flags' order.
   m.def("region_stats(Tensor input, Tensor? labels, Tensor? table, int[] rule, int slots, int what) -> Tensor[]");
+  // The histogram of each region (morphaug/ndimage/_statistics.py): region_stats'
+  // columns, each voxel counted in np.histogram's bin over the non-decreasing
+  // `edges` (the last bin closed; outside them and NaN: none): int64 (B * C,
+  // slots, len(edges) - 1).
+  m.def("region_histogram(Tensor input, Tensor? labels, Tensor? table, int[] rule, int slots, float[] edges) -> Tensor");
+  // The middle values of each region (morphaug/ndimage/_statistics.py, median):
+  // region_stats' columns; (B * C, slots) int64 counts and the keys of the lower
+  // and upper middle values (region_stats' keys, NaN the greatest), and (B * C,)
+  // the least value key of each slice's least label (0 without labels).
+  m.def("region_median(Tensor input, Tensor? labels, Tensor? table, int[] rule, int slots) -> Tensor[]");
   // Convolutional Wasserstein barycenters (morphaug/ot/_grid.py): log of the
   // histograms (B, N, *spatial), weights (B, N), one Gibbs kernel (n_d, n_d)
   // per spatial axis; each problem stops on its own (POT's rule, checked at

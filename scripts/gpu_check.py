@@ -323,6 +323,10 @@ def _kernel_cases(torch, device, n, batch):
         ("region_stats variance, 200 labels (two passes)", lambda: ndimage.variance(values, many, list(range(200))),
          voxels * 16),
         ("region_stats find_objects, 2 labels", lambda: ndimage.find_objects(labels, 2), voxels * 8),
+        ("region_histogram 32 bins, 3 labels", lambda: ndimage.histogram(values, 0.0, 1.0, 32, labels, [0, 1, 2]),
+         voxels * 8),
+        ("region_histogram 64 bins, 200 labels (global counts)", lambda: ndimage.histogram(
+            values, 0.0, 1.0, 64, many, list(range(200))), voxels * 8),
         ("watershed_ift, slices of 64^2 (a thread each)", lambda: ndimage.watershed_ift(plains, sources),
          plains.numel() * 5),
     ], mask

@@ -1,5 +1,5 @@
-"""The CUDA launcher of ``region_stats`` (the measurements), run by the emulator in every thread
-order, against the torch scatters, the CPU kernel and SciPy: the random calls of
+"""The CUDA launchers of ``region_stats`` (the measurements) and ``region_histogram``, run by the
+emulator in every thread order, against the torch scatters, the CPU kernels and SciPy: the random calls of
 tests/test_measurements_native.py (every label dtype, bool and unsigned included, float and
 integer values, index None / int / span / sorted table with absent and repeated values, huge
 labels, empty slices, shared label axes), on block-local tables (few slots) and global ones
@@ -14,6 +14,7 @@ import scipy.ndimage as ndi
 import torch
 
 from morphaug import _ops, ndimage
+from morphaug.ndimage import _regions, _statistics
 from test_cuda_emu_grey import emulated
 from test_measurements_native import assert_tables, cases, random_tensor, tables_of
 
@@ -22,6 +23,11 @@ EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
 needs_emulator = pytest.mark.skipif(EMULATOR is None or not hasattr(torch.ops.morphaug_emu, "region_stats"),
                                     reason=WHY_NO_EMULATOR or "morphaug._C_emu has no region_stats")
 CPU = NATIVE is not None and hasattr(torch.ops.morphaug, "region_stats")
+needs_histogram = pytest.mark.skipif(NATIVE is None or not hasattr(torch.ops.morphaug, "region_histogram"),
+                                     reason=WHY_NO_NATIVE or "morphaug._C has no region_histogram")
+needs_histogram_emulator = pytest.mark.skipif(
+    EMULATOR is None or not hasattr(torch.ops.morphaug_emu, "region_histogram"),
+    reason=WHY_NO_EMULATOR or "morphaug._C_emu has no region_histogram")
 ORDERS = [("forward", 0), ("reverse", 0), ("shuffle", 1), ("shuffle", 2)]
 
 
@@ -56,6 +62,53 @@ def test_emulated_global_tables(order):
         assert_tables(got, tables_of(x, labels, index, "torch"), f"{order} {shape}")
 
 
+def histograms_of(x, labels, index, edges, backend):
+    """morphaug's histogram of ``x`` by ``labels`` and ``index`` over ``edges``, on the native kernel or the torch
+    scatter (histogram's rule)."""
+    rule = _regions._rule(x, labels, index, span=x[0, 0].numel() // len(edges))
+    return (_statistics._histogram_native if backend == "native" else _statistics._histogram_torch)(x, rule, edges)
+
+
+#: Edges: NumPy's linspace of uneven steps, a zero-width range (one closed bin), one bin, and many bins
+#: (with 60 columns, more counts than a block's shared table holds: global atomics).
+EDGES = [np.linspace(-3.0, 4.5, 8).tolist(), [0.0, 0.0], [-1.0, 2.0], np.linspace(-7.0, 7.0, 101).tolist()]
+
+
+def histogram_cases(count: int, seed: int):
+    """``count`` random calls of tests/test_measurements_native.py, each with edges of EDGES in turn."""
+    for k, (x, labels, index) in enumerate(cases(count, seed)):
+        yield x, labels, index, EDGES[k % len(EDGES)]
+
+
+@needs_histogram
+def test_native_histograms_match_the_torch_scatter():
+    for k, (x, labels, index, edges) in enumerate(histogram_cases(28, 5)):
+        where = f"case {k}: {x.dtype} {tuple(x.shape)} {None if labels is None else labels.dtype} {index} {edges[:3]}"
+        before = x.clone()
+        got = histograms_of(x, labels, index, edges, "native")
+        assert torch.equal(x.flatten().view(torch.uint8), before.flatten().view(torch.uint8)), where  # NaN too
+        assert got.dtype == torch.int64 and torch.equal(got, histograms_of(x, labels, index, edges, "torch")), where
+
+
+@needs_histogram_emulator
+@pytest.mark.parametrize("order", ORDERS, ids=lambda o: f"{o[0]}{o[1]}")
+def test_emulated_histograms_match_torch_and_the_cpu_kernel(order):
+    for k, (x, labels, index, edges) in enumerate(histogram_cases(14, 200 + order[1] + 10 * (order[0] == "reverse"))):
+        where = f"{order} case {k}: {x.dtype} {tuple(x.shape)} {index} {len(edges) - 1} bins"
+        with emulated(*order):
+            got = histograms_of(x, labels, index, edges, "native")
+        assert torch.equal(got, histograms_of(x, labels, index, edges, "torch")), where
+        assert torch.equal(got, histograms_of(x, labels, index, edges, "native")), where + " (CPU kernel)"
+
+
+@needs_histogram
+def test_the_histogram_kernel_checks_its_edges():
+    x = torch.zeros(1, 1, 4)
+    for edges, message in (([0.0], "at least 2"), ([0.0, float("nan")], "finite"), ([1.0, 0.0], "non-decreasing")):
+        with pytest.raises(RuntimeError, match=message):
+            torch.ops.morphaug.region_histogram(x, None, None, [0, 0, 0, 0], 1, edges)
+
+
 def emulation_cases() -> dict:
     """Cases of tests/test_cuda_emulation.py's table: ``(call(device), reference())``, exact results."""
     g = torch.Generator().manual_seed(3)
@@ -77,7 +130,21 @@ def emulation_cases() -> dict:
                     boxes[b, 0, l] = [[s.start for s in box], [s.stop for s in box]]
         return [(boxes, True), None]
 
+    def histogram_reference(values, edges, label_map, index):
+        """SciPy's definition per slice: np.histogram of each label's values (zeros for an absent label,
+        where SciPy gives None)."""
+        found = [[np.histogram(values[b, c].numpy()[label_map[b, 0].numpy() == i], edges)[0] for i in index]
+                 for b, c in slices]
+        return [(np.array(found, np.int64).reshape(2, 2, len(index), len(edges) - 1), True)]
+
+    wide = np.linspace(-6.0, 6.0, 81).tolist()
     return {
+        "region_histogram 8 bins of 4 labels (block tables)": (
+            lambda device: ndimage.histogram(x.to(device), -3.0, 4.0, 8, labels.to(device), [5, 1, 2, 4]),
+            lambda: histogram_reference(x, np.linspace(-3.0, 4.0, 9), labels, [5, 1, 2, 4])),
+        "region_histogram 80 bins of 60 labels (global counts)": (
+            lambda device: ndimage.histogram(x.to(device), -6.0, 6.0, 80, labels.to(device) * 10, list(range(60))),
+            lambda: histogram_reference(x, wide, labels * 10, list(range(60)))),
         "region_stats extrema by a span (block tables)": (
             lambda device: ndimage.extrema(x.to(device), labels.to(device), [5, 1, 2, 9]), extrema_reference),
         "region_stats find_objects of 89 labels (global tables)": (

@@ -408,7 +408,7 @@ NDIMAGE = [
     case("ndimage.minimum_position", ndimage.minimum_position, On(IMAGE3), On(LABEL3), 1,
          native={"region_stats"}),
     case("ndimage.maximum_position", ndimage.maximum_position, On(F2), native={"region_stats"}),
-    case("ndimage.histogram", ndimage.histogram, On(IMAGE2), 0, 1, 4, On(LABEL2), [1, 2]),
+    case("ndimage.histogram", ndimage.histogram, On(IMAGE2), 0, 1, 4, On(LABEL2), [1, 2], native={"region_histogram"}),
     case("ndimage.labeled_comprehension", ndimage.labeled_comprehension, On(IMAGE2), On(LABEL2), [1, 2],
          np.median, float, -1, native={"region_stats"}),
     case("ndimage.value_indices", ndimage.value_indices, On(torch.zeros(2, 1, 4, 5, dtype=torch.int32)),

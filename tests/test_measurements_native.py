@@ -1,4 +1,5 @@
-"""The ``region_stats`` kernel on the CPU against the torch scatters it replaces and SciPy.
+"""The ``region_stats`` and ``region_median`` kernels on the CPU against the torch scatters and sorts
+they replace, and SciPy.
 
 Every table a measurement asks for (count, sums, extrema and their first positions, moments,
 bounds, centred squares) under every rule of ``_regions._rule`` (whole slice, positive labels,
@@ -93,6 +94,34 @@ def test_native_tables_match_the_torch_scatters(seed):
         assert_tables(tables_of(x, labels, index, "native"), tables_of(x, labels, index, "torch"), where)
         assert torch.equal(x, before[0]) or torch.equal(x.isnan(), before[0].isnan())
         assert labels is None or torch.equal(labels, before[1])
+
+
+@needs_native
+@pytest.mark.parametrize("seed", range(4))
+def test_native_medians_match_the_torch_sorts(seed, monkeypatch):
+    """region_median's counts, middles and stand-ins against the sorts of the torch backend, and the
+    medians of both (NaN last, absent labels, empty slices, every dtype)."""
+    from morphaug.ndimage import _statistics
+
+    def same(a, b, where):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True, msg=where)
+
+    for k, (x, labels, index) in enumerate(cases(24, 40 + seed)):
+        where = f"case {k}: {x.dtype} {tuple(x.shape)} labels {None if labels is None else labels.dtype} {index}"
+        rule = _regions._rule(x, labels, index)
+        if x[0, 0].numel():
+            native, sorts = _statistics._middles_native(x, rule), _statistics._middles_torch(x, rule)
+            count = _regions._pick(rule, native[0])
+            same(count, _regions._pick(rule, sorts[0]), where)
+            for ours, theirs in zip(native[1:3], sorts[1:3]):  # the middles of the regions with voxels
+                same(_regions._pick(rule, ours)[count > 0], _regions._pick(rule, theirs)[count > 0], where)
+            assert (native[3] is None) == (sorts[3] is None), where
+            if sorts[3] is not None:
+                same(native[3], sorts[3], where)
+        monkeypatch.setenv("MORPHAUG_BACKEND", "auto")
+        with_kernel = ndimage.median(x, labels, index)
+        monkeypatch.setenv("MORPHAUG_BACKEND", "torch")
+        same(with_kernel, ndimage.median(x, labels, index), where)
 
 
 @needs_native

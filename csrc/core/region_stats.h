@@ -112,6 +112,20 @@ MORPHAUG_HD int64_t slot_of(const SlotRule& r, int64_t key) {
   return lo < r.size && r.table[lo] == key ? lo : r.size;
 }
 
+// A voxel's bin of region_histogram: np.histogram's over `bins` + 1
+// non-decreasing edges (the last bin closed), -1 outside them or NaN. `scale`
+// (bins / the edges' width, 0 for no width) guesses the bin; comparisons with
+// the edges then settle it, so the result is the last edge <= v.
+MORPHAUG_HD int64_t histogram_bin(double v, const double* edges, int64_t bins, double scale) {
+  if (!(v >= edges[0] && v <= edges[bins])) return -1;
+  if (v == edges[bins]) return bins - 1;
+  const double guess = (v - edges[0]) * scale;
+  int64_t b = guess < static_cast<double>(bins) ? static_cast<int64_t>(guess) : bins - 1;  // NaN: bins - 1
+  while (b > 0 && v < edges[b]) --b;
+  while (b + 1 < bins && v >= edges[b + 1]) ++b;
+  return b;
+}
+
 // The tables of region_stats (null where not asked for), row-major (rows,
 // slots[, S]); `means` (squares only) the regions' means, same layout as `sum`.
 struct RegionTables {

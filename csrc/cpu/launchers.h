@@ -81,6 +81,12 @@ at::Tensor fill_holes_cpu(const at::Tensor& input, const at::Tensor& weights, at
 std::vector<at::Tensor> region_stats_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
                                          const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,
                                          int64_t what);
+at::Tensor region_histogram_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,
+                                at::ArrayRef<double> edges);
+std::vector<at::Tensor> region_median_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                          const std::optional<at::Tensor>& table, at::IntArrayRef rule,
+                                          int64_t slots);
 // signed_edt.cpp
 at::Tensor signed_edt_cpu(const at::Tensor& mask);
 // skeleton.cpp

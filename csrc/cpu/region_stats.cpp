@@ -1,4 +1,6 @@
-// CPU launcher of morphaug::region_stats: one pass over the voxels in raster
+// CPU launchers of morphaug::region_stats, region_histogram and region_median.
+//
+// region_stats: one pass over the voxels in raster
 // order fills every requested table (the positions of the extrema included:
 // a strictly better value moves them, so the first voxel wins), a second the
 // centred squares. Slices, or chunks of them when slices are fewer than the
@@ -69,6 +71,48 @@ struct Slots {
   }
 };
 
+// The columns of voxels [i, i + n) of the label slice at label_offset (without labels: 0).
+void read_columns(const RegionCall& c, int64_t label_offset, int64_t i, int64_t n, int64_t* columns) {
+  if (c.labels.defined()) {
+    by_code<Slots>(c.label_code, c.labels.const_data_ptr(), label_offset + i, n, c.rule, columns);
+  } else {
+    std::fill(columns, columns + n, int64_t{0});
+  }
+}
+
+template <int Code>
+struct Reals {
+  static void run(const void* data, int64_t i, int64_t n, double* out) {
+    for (int64_t j = 0; j < n; ++j) out[j] = read_sample(data, Code, i + j).real;
+  }
+};
+
+template <int Code>
+struct LabelKeys {
+  static void run(const void* labels, int64_t i, int64_t n, int64_t* out) {
+    for (int64_t j = 0; j < n; ++j) out[j] = read_label(labels, Code, i + j);
+  }
+};
+
+// Adds voxels [start, stop) of slice s to one row of region_histogram's
+// counts (slots x bins).
+void count_bins(const HistogramCall& h, int64_t channels, const Chunk& k, int64_t* counts) {
+  const RegionCall& c = h.regions;
+  const void* values = c.input.const_data_ptr();
+  const int64_t offset = k.slice * c.numel, label_offset = label_slice(c, k.slice, channels) * c.numel;
+  double reals[kBlock];
+  int64_t columns[kBlock];
+  for (int64_t block = k.start; block < k.stop; block += kBlock) {
+    const int64_t n = std::min(kBlock, k.stop - block);
+    by_code<Reals>(c.code, values, offset + block, n, reals);
+    read_columns(c, label_offset, block, n, columns);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t bin = histogram_bin(reals[j], h.edges.data(), h.bins, h.scale);
+      if (bin >= 0) ++counts[columns[j] * h.bins + bin];
+    }
+  }
+}
+
 // Adds voxels [start, stop) of slice s to the tables of one row (pass 0: the
 // first pass; pass 1: the centred squares, `means` that row's means).
 void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row,
@@ -83,19 +127,23 @@ void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const Reg
     rest /= sizes[d];
   }
   const void* values = c.input.const_data_ptr();
-  const void* labels = c.labels.defined() ? c.labels.const_data_ptr() : nullptr;
   const int64_t offset = k.slice * c.numel, label_offset = label_slice(c, k.slice, channels) * c.numel;
   const int64_t base = row * slots;
   Sample samples[kBlock];
+  double reals[kBlock];
   int64_t columns[kBlock];
+  // counts and float64 sums only (mean, sum_labels of floats): the values read as float64, no keys
+  const bool sums = pass == 0 && !t.whole && !t.low && !t.high && !coordinates;
   for (int64_t block = k.start; block < k.stop; block += kBlock) {
     const int64_t n = std::min(kBlock, k.stop - block);
-    by_code<Samples>(c.code, values, offset + block, n, samples);
-    if (labels) {
-      by_code<Slots>(c.label_code, labels, label_offset + block, n, c.rule, columns);
-    } else {
-      std::fill(columns, columns + n, int64_t{0});
+    read_columns(c, label_offset, block, n, columns);
+    if (sums) {
+      by_code<Reals>(c.code, values, offset + block, n, reals);
+      for (int64_t j = 0; j < n; ++j) ++t.count[base + columns[j]];
+      for (int64_t j = 0; t.sum && j < n; ++j) t.sum[base + columns[j]] += reals[j];
+      continue;
     }
+    by_code<Samples>(c.code, values, offset + block, n, samples);
     for (int64_t j = 0; j < n; ++j) {
       const int64_t slot = base + columns[j], i = block + j;
       const Sample& v = samples[j];
@@ -191,6 +239,106 @@ void run_pass(const RegionCall& c, std::vector<at::Tensor>& out, const double* m
 }
 
 }  // namespace
+
+// region_median: a task per slice. Its voxels' value keys (NaN the greatest)
+// go to their columns by a counting sort, and each column's lower and upper
+// middle come from a selection; the least value key of the slice's least
+// label comes along (SciPy's first entry of the slice sorted by label, then
+// value: what it gives an index value that no voxel holds).
+std::vector<at::Tensor> region_median_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                          const std::optional<at::Tensor>& table, at::IntArrayRef rule,
+                                          int64_t slots) {
+  const RegionCall c = region_call(input, labels, table, rule, slots, kRegionCount);
+  const auto i64 = input.options().dtype(at::kLong);
+  at::Tensor count = at::zeros({c.slices, slots}, i64), low = at::zeros({c.slices, slots}, i64);
+  at::Tensor high = at::zeros({c.slices, slots}, i64), least = at::zeros({c.slices}, i64);
+  if (c.numel == 0) return {count, low, high, least};
+  const int64_t channels = input.size(1);
+  int64_t* counts = count.data_ptr<int64_t>();
+  int64_t* lows = low.data_ptr<int64_t>();
+  int64_t* highs = high.data_ptr<int64_t>();
+  int64_t* leasts = least.data_ptr<int64_t>();
+  const void* values = c.input.const_data_ptr();
+  parallel_over(c.slices, 4 * c.numel, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> keys(c.numel), columns(c.numel), sorted(c.numel), at(slots + 1);
+    for (int64_t s = begin; s < end; ++s) {
+      const int64_t offset = s * c.numel, label_offset = label_slice(c, s, channels) * c.numel;
+      int64_t* n = counts + s * slots;
+      int64_t least_label = kKeyMax, least_value = kKeyMax;
+      Sample samples[kBlock];
+      int64_t label_keys[kBlock];
+      for (int64_t block = 0; block < c.numel; block += kBlock) {
+        const int64_t m = std::min(kBlock, c.numel - block);
+        by_code<Samples>(c.code, values, offset + block, m, samples);
+        read_columns(c, label_offset, block, m, columns.data() + block);
+        if (c.labels.defined()) by_code<LabelKeys>(c.label_code, c.labels.const_data_ptr(), label_offset + block, m,
+                                                   label_keys);
+        for (int64_t j = 0; j < m; ++j) {
+          const int64_t key = samples[j].high;
+          keys[block + j] = key;
+          ++n[columns[block + j]];
+          if (!c.labels.defined()) continue;
+          if (label_keys[j] < least_label) {
+            least_label = label_keys[j];
+            least_value = key;
+          } else if (label_keys[j] == least_label) {
+            least_value = std::min(least_value, key);
+          }
+        }
+      }
+      leasts[s] = c.labels.defined() ? least_value : 0;
+      at[0] = 0;
+      for (int64_t j = 0; j < slots; ++j) at[j + 1] = at[j] + n[j];
+      std::vector<int64_t> next(at.begin(), at.end() - 1);
+      for (int64_t i = 0; i < c.numel; ++i) sorted[next[columns[i]]++] = keys[i];
+      for (int64_t j = 0; j < slots; ++j) {
+        if (n[j] == 0) continue;
+        int64_t* first = sorted.data() + at[j];
+        int64_t* middle = first + (n[j] - 1) / 2;
+        std::nth_element(first, middle, first + n[j]);
+        lows[s * slots + j] = *middle;
+        highs[s * slots + j] = n[j] % 2 ? *middle : *std::min_element(middle + 1, first + n[j]);
+      }
+    }
+  });
+  return {count, low, high, least};
+}
+
+// Slices, or chunks of them with counts of their own (while those stay smaller
+// than the slice), in parallel; integer counts: merged in any order.
+at::Tensor region_histogram_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,
+                                at::ArrayRef<double> edges) {
+  const HistogramCall h = histogram_call(input, labels, table, rule, slots, edges);
+  const RegionCall& c = h.regions;
+  if (c.numel == 0) return h.counts;
+  const int64_t channels = input.size(1), width = slots * h.bins;
+  int64_t* counts = h.counts.data_ptr<int64_t>();
+  const int64_t threads = at::get_num_threads();
+  const int64_t wanted = std::max<int64_t>(
+      1, std::min({(threads + c.slices - 1) / c.slices, c.numel / kTaskWork, c.numel / (8 * width)}));
+  const int64_t length = (c.numel + wanted - 1) / wanted;
+  const int64_t per_slice = (c.numel + length - 1) / length;
+  if (per_slice == 1) {
+    parallel_over(c.slices, length, [&](int64_t begin, int64_t end) {
+      for (int64_t s = begin; s < end; ++s) count_bins(h, channels, {s, 0, c.numel}, counts + s * width);
+    });
+    return h.counts;
+  }
+  std::vector<int64_t> parts(c.slices * per_slice * width, 0);
+  parallel_over(c.slices * per_slice, length, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t s = task / per_slice, start = task % per_slice * length;
+      count_bins(h, channels, {s, start, std::min(c.numel, start + length)}, parts.data() + task * width);
+    }
+  });
+  for (int64_t task = 0; task < c.slices * per_slice; ++task) {
+    int64_t* row = counts + task / per_slice * width;
+    const int64_t* part = parts.data() + task * width;
+    for (int64_t j = 0; j < width; ++j) row[j] += part[j];
+  }
+  return h.counts;
+}
 
 std::vector<at::Tensor> region_stats_cpu(const at::Tensor& input, const std::optional<at::Tensor>& labels,
                                          const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,

@@ -1,4 +1,7 @@
-// CUDA launcher of morphaug::region_stats (core/region_stats.h): a block per
+// CUDA launchers of morphaug::region_stats and region_histogram
+// (core/region_stats.h).
+//
+// region_stats: a block per
 // kChunk voxels of a slice, neighbouring threads on neighbouring voxels, the
 // slices grid-stride along y; 32-bit index math inside a slice. Pass 0 fills
 // the count, sums, extrema keys, moments and bounds; pass 1 (only where
@@ -200,8 +203,99 @@ std::vector<at::Tensor> region_stats_cuda(const at::Tensor& input, const std::op
   return out;
 }
 
+constexpr int kSharedBins = 4096;  // (slot, bin) counts of the block-local table: 16 KiB of uint32
+
+struct HistogramParams {
+  const void* values;
+  const void* labels;
+  SlotRule rule;
+  int64_t* counts;
+  const double* edges;
+  double scale;
+  int32_t bins, width, numel;  // width: slots * bins
+  int64_t slices, channels, label_b, label_c;
+  int code, label_code;
+};
+
+// region_histogram: region_kernel's blocks, each voxel adding 1 to its (slot,
+// bin) count, in shared memory when a row of them fits there.
+template <bool Shared>
+__global__ void __launch_bounds__(kThreads) histogram_kernel(HistogramParams p) {
+  __shared__ uint32_t s_counts[Shared ? kSharedBins : 1];
+  const uint32_t begin = blockIdx.x * kChunk + threadIdx.x;  // below 2**31 + kChunk
+  for (int64_t slice = blockIdx.y; slice < p.slices; slice += gridDim.y) {
+    int64_t* global = p.counts + slice * p.width;
+    if (Shared) {
+      for (int j = threadIdx.x; j < p.width; j += blockDim.x) s_counts[j] = 0;
+      __syncthreads();
+    }
+    const int64_t offset = slice * p.numel;
+    const int64_t label_offset = (slice / p.channels * p.label_b + slice % p.channels * p.label_c) * p.numel;
+    for (int k = 0; k < kItems; ++k) {
+      const uint32_t i = begin + k * kThreads;
+      if (i >= static_cast<uint32_t>(p.numel)) break;
+      const int64_t bin = histogram_bin(read_sample(p.values, p.code, offset + i).real, p.edges, p.bins, p.scale);
+      if (bin < 0) continue;
+      const int64_t key = p.labels ? read_label(p.labels, p.label_code, label_offset + i) : 0;
+      const int64_t at = slot_of(p.rule, key) * p.bins + bin;
+      if (Shared) {
+        atomicAdd(s_counts + at, 1u);
+      } else {
+        add_i64(global + at, 1);
+      }
+    }
+    if (Shared) {
+      __syncthreads();
+      for (int j = threadIdx.x; j < p.width; j += blockDim.x) {
+        if (s_counts[j] != 0) add_i64(global + j, s_counts[j]);
+      }
+      __syncthreads();  // before the next slice resets the counts
+    }
+  }
+}
+
+at::Tensor region_histogram_cuda(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                 const std::optional<at::Tensor>& table, at::IntArrayRef rule, int64_t slots,
+                                 at::ArrayRef<double> edges) {
+  const cuda::DeviceGuard guard(input.device());
+  const HistogramCall h = histogram_call(input, labels, table, rule, slots, edges);
+  const RegionCall& c = h.regions;
+  if (c.numel == 0) return h.counts;
+  const int64_t width = slots * h.bins;
+  TORCH_CHECK(c.numel < (int64_t{1} << 31) && width < (int64_t{1} << 31),
+              "morphaug::region_histogram: slices of 2**31 voxels or more, or as many slots times bins");
+  const at::Tensor device_edges = to_device(h.edges, at::kDouble, input.device());
+  HistogramParams p{};
+  p.values = c.input.const_data_ptr();
+  p.labels = c.labels.defined() ? c.labels.const_data_ptr() : nullptr;
+  p.rule = c.rule;
+  p.counts = h.counts.data_ptr<int64_t>();
+  p.edges = device_edges.data_ptr<double>();
+  p.scale = h.scale;
+  p.bins = static_cast<int32_t>(h.bins);
+  p.width = static_cast<int32_t>(width);
+  p.numel = static_cast<int32_t>(c.numel);
+  p.slices = c.slices;
+  p.channels = input.size(1);
+  p.label_b = c.label_b;
+  p.label_c = c.label_c;
+  p.code = c.code;
+  p.label_code = c.label_code;
+  const dim3 grid(static_cast<unsigned>((c.numel + kChunk - 1) / kChunk),
+                  static_cast<unsigned>(std::min<int64_t>(c.slices, kMaxBlocks)));
+  if (width <= kSharedBins) {
+    cuda::launch<histogram_kernel<true>>(grid, kThreads, cuda::current_stream(), p);
+  } else {
+    cuda::launch<histogram_kernel<false>>(grid, kThreads, cuda::current_stream(), p);
+  }
+  return h.counts;
+}
+
 }  // namespace
 
-MORPHAUG_CUDA_KERNELS(m) { m.impl("region_stats", &region_stats_cuda); }
+MORPHAUG_CUDA_KERNELS(m) {
+  m.impl("region_stats", &region_stats_cuda);
+  m.impl("region_histogram", &region_histogram_cuda);
+}
 
 }  // namespace morphaug

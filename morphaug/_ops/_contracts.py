@@ -230,6 +230,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("filter_components", None, 8, "KeepLargestComponents, RemoveSmallComponents", limit=_slice_voxels),
     Kernel("region_stats", _FLAT_GREY_DTYPES, 16, "the measurements (sum_labels .. find_objects)",
            limit=_slice_voxels),
+    Kernel("region_histogram", _FLAT_GREY_DTYPES, 16, "histogram", limit=_slice_voxels),
+    Kernel("region_median", _FLAT_GREY_DTYPES, 16, "median", limit=_slice_voxels),
     # at most 80 neighbour offsets: a (3,) * S structure of up to 4 axes
     Kernel("watershed_ift", frozenset({torch.uint8, torch.uint16}), 4, "watershed_ift", limit=_slice_voxels),
 ]}

@@ -16,7 +16,9 @@ from .kernels import REGION_TABLES
 __all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "label", "label_values", "label_sizes", "filter_components", "grey_box",
            "grey_footprint", "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
-           "sinkhorn_scaling", "grid_barycenter", "region_stats", "watershed_ift", "write_out"]
+           "sinkhorn_scaling", "grid_barycenter", "region_stats", "region_histogram", "region_median",
+           "watershed_ift",
+           "write_out"]
 
 
 def _index_shape(mask, return_indices):
@@ -76,6 +78,16 @@ def region_stats(input, labels, table, rule, slots, what):
     return [input.new_empty(shapes.get(name, (rows, slots)), dtype=dtypes.get(name, torch.int64))
             for i, name in enumerate(REGION_TABLES) if what >> i & 1
             for _ in range(2 if name == "bounds" else 1)]
+
+
+def region_histogram(input, labels, table, rule, slots, edges):
+    return input.new_empty((input.shape[0] * input.shape[1], slots, len(edges) - 1), dtype=torch.int64)
+
+
+def region_median(input, labels, table, rule, slots):
+    rows = input.shape[0] * input.shape[1]
+    return [input.new_empty((rows, slots), dtype=torch.int64) for _ in range(3)] + \
+        [input.new_empty((rows,), dtype=torch.int64)]
 
 
 def filter_components(mask, structure, keep, min_size):

@@ -29,7 +29,7 @@ __all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "la
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
            "label_values",
-           "filter_components", "region_stats", "REGION_TABLES",
+           "filter_components", "region_stats", "region_histogram", "region_median", "REGION_TABLES",
            "sinkhorn_scaling", "watershed_ift",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
 
@@ -638,6 +638,38 @@ def region_stats(input: torch.Tensor, labels: torch.Tensor | None, table: torch.
     order = [part for name in REGION_TABLES if name in wanted
              for part in (("lower", "upper") if name == "bounds" else (name,))]
     return dict(zip(order, results))
+
+
+def region_histogram(input: torch.Tensor, labels: torch.Tensor | None, table: torch.Tensor | None,
+                     rule: Sequence[int], slots: int, edges: Sequence[float]) -> torch.Tensor:
+    """The histogram of each region of ``morphaug.ndimage.histogram``: one pass over the voxels counts
+    each voxel in its column (``region_stats``' ``labels``, ``table``, ``rule`` and ``slots``) and
+    its bin (``np.histogram``'s over the increasing ``edges``: the last bin closed, values outside
+    them and NaN in none).
+
+    Returns:
+        int64 ``(B * C, slots, len(edges) - 1)`` counts.
+
+    CPU: slices, or chunks of them with tables of their own, in parallel; CUDA: a thread per voxel,
+    block tables in shared memory when the slots and bins are few, else global atomics.
+    """
+    return ops_for(input).region_histogram(input, labels, table, list(rule), slots, [float(e) for e in edges])
+
+
+def region_median(input: torch.Tensor, labels: torch.Tensor | None, table: torch.Tensor | None,
+                  rule: Sequence[int], slots: int) -> list[torch.Tensor]:
+    """The middle values of each region of ``morphaug.ndimage.median``, in ``region_stats``' columns
+    (``labels``, ``table``, ``rule``, ``slots`` as it takes them).
+
+    Returns:
+        ``[count, low, high, least]``: int64 ``(B * C, slots)`` counts and the keys (``region_stats``',
+        NaN the greatest) of the lower and upper middle values in sorted order, and int64 ``(B * C,)``
+        the key of the least value of each slice's least label (0 without labels).
+
+    CPU only: a task per slice, its voxels bucketed by column (a counting sort), each column's middles
+    by a selection.
+    """
+    return ops_for(input).region_median(input, labels, table, list(rule), slots)
 
 
 def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size: int) -> torch.Tensor:

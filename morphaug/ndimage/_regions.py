@@ -130,12 +130,13 @@ class _Rule(NamedTuple):
         return len(self.shape) == 2
 
 
-def _rule(input: torch.Tensor, labels, index) -> _Rule:
+def _rule(input: torch.Tensor, labels, index, span: int | None = None) -> _Rule:
     """SciPy's regions: the whole slice (``labels`` None), the positive labels (``index`` None), or
     one per value of ``index``. The table of an index has columns for the other labels and one that
     nothing reaches, picked by the values that labels cannot hold. It spans the index's range when
-    :func:`_span` allows (SciPy's ``np.bincount`` of small labels), else a column per index value,
-    found by a binary search (SciPy's ``np.unique`` path)."""
+    :func:`_span` allows, with at most ``span`` values (default: a slice's voxels) (SciPy's
+    ``np.bincount`` of small labels), else a column per index value, found by a binary search
+    (SciPy's ``np.unique`` path)."""
     batch = tuple(input.shape[:2])
     column = torch.zeros(1, dtype=torch.int64, device=input.device)
     if labels is None:
@@ -146,7 +147,7 @@ def _rule(input: torch.Tensor, labels, index) -> _Rule:
         return _Rule(labels, 1, zero, zero + 1, zero, None, 2, column + 1, batch)
     values, found = _index_keys(index, labels.dtype, input.device)
     shape = batch + tuple(values.shape)
-    span = _span(values, found, math.prod(input.shape[2:]))
+    span = _span(values, found, math.prod(input.shape[2:]) if span is None else span)
     values, found = _sync.to_device(values.flatten(), input.device), _sync.to_device(found.flatten(), input.device)
     if span is not None:  # columns: the labels below, low .. high, above, none
         low, high = span

@@ -4,10 +4,11 @@
 They take ``labels`` and ``index`` as the measurements of ``_measurements``
 do and reduce every region of every ``(b, c)`` slice at once: the tables of
 ``_regions`` (variance: SciPy's two passes, the mean first, then the
-centred squares), one sort of the whole batch by region and value (median),
-one scatter over ``(region, bin)`` (histogram). No loop over samples or
-labels. Median and histogram stay torch: a sort, and a table per bin, which
-a pass of region_stats does not make cheaper.
+centred squares), each region's middle values selected (median: the native
+``region_median`` on the CPU, else one sort of the whole batch by region and
+value), one pass counting each voxel's ``(region, bin)`` (histogram: the
+native ``region_histogram``, else a torch scatter). No loop over samples or
+labels.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import numbers
 import numpy as np
 import torch
 
-from .. import _sync
+from .. import _ops, _sync
 from .._checks import check_int
 from . import _unsigned
 from ._docs import filler
 from ._measurements import _TEXTS, _sum, maximum, mean, minimum, sum_labels
-from ._regions import _comparable, _from_comparable, _pick, _Regions, _regions, _regions_of, _rule, _Rule, _tables
+from ._regions import _comparable, _decode, _from_comparable, _pick, _Regions, _regions_of, _rule, _Rule, _tables
 from ._normalize import _SUPPORTED_DTYPES, check_input
 
 __all__ = ["sum", "variance", "standard_deviation", "median", "histogram", "labeled_comprehension"]
@@ -158,17 +159,17 @@ def _halfsum(low: torch.Tensor, high: torch.Tensor, dtype: torch.dtype) -> torch
     return ((low.to(work) + high.to(work)) / 2).to(dtype)
 
 
-def _median(input: torch.Tensor, labels, regions: _Regions) -> torch.Tensor:
+def _middles_torch(input: torch.Tensor, rule: _Rule):
+    """The whole batch sorted by value (NaN last; equal values in any order), then stably by region
+    column: each column's count and its lower and upper middle values (:func:`_comparable`'s), and the
+    least value of each slice's least label (index sequences only; else None)."""
     keys = _comparable(input)
     rows, voxels = input.shape[0] * input.shape[1], input[0, 0].numel()
-    dtype = _median_dtype(input.dtype)
-    if voxels == 0:
-        return torch.full(regions.shape, float("nan"), dtype=dtype, device=input.device)
+    regions = _regions_of(input, rule)
     if regions.key is None:  # one region per slice: the middle of each sorted row
         ordered = keys.reshape(rows, -1).sort(-1).values
-        middle = _halfsum(ordered[:, (voxels - 1) // 2], ordered[:, voxels // 2], input.dtype)
-        return _pick(regions, middle.view(rows, 1))
-    # the whole batch sorted by value (NaN last; equal values in any order), then stably by region column
+        count = torch.full((rows, 1), voxels, dtype=torch.int64, device=input.device)
+        return count, ordered[:, (voxels - 1) // 2, None], ordered[:, voxels // 2, None], None
     by_value, order = keys.reshape(-1).sort()
     columns, by_column = regions.key.gather(0, order).sort(stable=True)  # gather: faster than indexing
     values = by_value.gather(0, by_column)
@@ -176,22 +177,45 @@ def _median(input: torch.Tensor, labels, regions: _Regions) -> torch.Tensor:
     counts.scatter_add_(0, columns, torch.ones_like(columns))
     starts = counts.cumsum(0) - counts
     last = values.numel() - 1
-    low = (starts + (counts - 1).clamp_min(0) // 2).clamp_max(last)
-    high = (starts + counts // 2).clamp_max(last)
+    low = values[(starts + (counts - 1).clamp_min(0) // 2).clamp_max(last)]
+    high = values[(starts + counts // 2).clamp_max(last)]
     view = (rows, regions.slots)
-    found = _pick(regions, counts.view(view)) > 0
-    result = _halfsum(values[_pick(regions, low.view(view))], values[_pick(regions, high.view(view))], input.dtype)
-    if len(regions.shape) == 2:  # one value per slice (no index sequence)
-        return result.masked_fill(~found, float("nan"))
-    # SciPy's index sequence gives an absent label the first value of its sort of the slice by
-    # (label, value): the least value of the slice's least label
-    label_keys = _comparable(labels).expand(input.shape).reshape(rows, -1)
+    if rule.scalar:
+        return counts.view(view), low.view(view), high.view(view), None
+    label_keys = _comparable(rule.labels).expand(input.shape).reshape(rows, -1)
     least = (label_keys == label_keys.amin(-1, keepdim=True)).reshape(-1).gather(0, order)
     rank = torch.arange(order.numel(), device=input.device)
     first = torch.full((rows,), last, dtype=torch.int64, device=input.device)
     first.scatter_reduce_(0, order // voxels, rank.masked_fill(~least, last), "amin")
-    stand_in = _halfsum(by_value[first], by_value[first], input.dtype)
-    stand_in = stand_in.view(*regions.shape[:2], *[1] * (len(regions.shape) - 2))
+    return counts.view(view), low.view(view), high.view(view), by_value[first]
+
+
+def _middles_native(input: torch.Tensor, rule: _Rule):
+    table = None if rule.table is None else rule.table.long()
+    count, low, high, least = _ops.kernels.region_median(input, rule.labels, table,
+                                                         (rule.mode, rule.low, rule.high, rule.first), rule.slots)
+    def values(keys):  # region_stats' keys as _comparable's values
+        return _comparable(_decode(keys, input.dtype))
+    return count, values(low), values(high), None if rule.scalar or rule.labels is None else values(least)
+
+
+_MIDDLES = _ops.Table("median", [
+    _ops.Case("labels of the input's spatial shape (B and C or 1)", "region_median",
+              lambda input, rule: rule.labels is None or rule.labels.shape[2:] == input.shape[2:], _middles_native),
+], _middles_torch)
+
+
+def _median(input: torch.Tensor, rule: _Rule) -> torch.Tensor:
+    if input[0, 0].numel() == 0:
+        return torch.full(rule.shape, float("nan"), dtype=_median_dtype(input.dtype), device=input.device)
+    count, low, high, least = _MIDDLES(input, input, rule)
+    found = _pick(rule, count) > 0
+    result = _halfsum(_pick(rule, low), _pick(rule, high), input.dtype)
+    if least is None:  # one value per slice (no index sequence), or no labels (every region found)
+        return result.masked_fill(~found, float("nan"))
+    # SciPy's index sequence gives an absent label the first value of its sort of the slice by
+    # (label, value): the least value of the slice's least label
+    stand_in = _halfsum(least, least, input.dtype).view(*rule.shape[:2], *[1] * (len(rule.shape) - 2))
     return torch.where(found, result, stand_in)
 
 
@@ -214,7 +238,10 @@ def median(input, labels=None, index=None):
 
     Notes
     -----
-    Exact: the whole batch is sorted once by region and value. A region
+    Exact: each region's middle values are selected from its voxels (the
+    native ``region_median`` on the CPU: a counting sort of each slice by
+    region, then a selection per region; elsewhere the whole batch sorted
+    once by region and value). A region
     without voxels gets SciPy's value: NaN where SciPy returns a scalar
     (``index`` None or an int), and for an index sequence what SciPy's sort
     puts there, the least value of the slice's least label. NaN sorts last,
@@ -235,7 +262,7 @@ def median(input, labels=None, index=None):
     tensor([[1.5000]], dtype=torch.float64)
     """
     input = check_input(input)
-    return _median(input, labels, _regions(input, labels, index))
+    return _median(input, _rule(input, labels, index))
 
 
 # ---------------------------------------------------------------- histogram
@@ -295,7 +322,9 @@ def histogram(input, min, max, bins, labels=None, index=None):  # noqa: A002 - S
     Notes
     -----
     Bins are found by comparing float64 values with NumPy's own edges, as
-    ``np.histogram`` does: counts equal SciPy's. ``min > max``, ``bins < 1``
+    ``np.histogram`` does: counts equal SciPy's. One pass counts every
+    ``(region, bin)`` of the batch (the native ``region_histogram``; the
+    torch backend: a search of the edges and a scatter). ``min > max``, ``bins < 1``
     and non-finite bounds are errors. An index value that the labels'
     dtype cannot hold is an absent label, as for the other measurements
     (SciPy casts the index to that dtype: an error, or ``-1`` wrapped to
@@ -316,10 +345,17 @@ def histogram(input, min, max, bins, labels=None, index=None):  # noqa: A002 - S
     """
     input = check_input(input)
     edges = _edges(min, max, bins)
-    bins = len(edges) - 1
     if labels is None and index is not None:
         raise ValueError("index must be None when labels is None (SciPy: index without defined labels)")
-    regions = _regions(input, labels, index)
+    # a span of the index only where its (columns, bins) table stays within the slice's voxels
+    rule = _rule(input, labels, index, span=math.prod(input.shape[2:]) // len(edges))
+    return _HISTOGRAM(input, input, rule, edges)
+
+
+def _histogram_torch(input: torch.Tensor, rule: _Rule, edges: list[float]) -> torch.Tensor:
+    """Each voxel's bin found by a search of the edges, counted by a scatter over ``(region, bin)``."""
+    regions = _regions_of(input, rule)
+    bins = len(edges) - 1
     rows = input.shape[0] * input.shape[1]
     values = _float64(input)
     bounds = _sync.to_device(torch.tensor(edges, dtype=torch.float64), input.device)
@@ -330,6 +366,20 @@ def histogram(input, min, max, bins, labels=None, index=None):  # noqa: A002 - S
     table = torch.zeros(rows * width * bins, dtype=torch.int64, device=input.device)
     table.scatter_add_(0, (columns.expand(input.shape) * bins + place).reshape(-1), inside.reshape(-1))
     return table.view(rows, width, bins)[:, picked].view(regions.shape + (bins,))
+
+
+def _histogram_native(input: torch.Tensor, rule: _Rule, edges: list[float]) -> torch.Tensor:
+    table = None if rule.table is None else rule.table.long()
+    counts = _ops.kernels.region_histogram(input, rule.labels, table, (rule.mode, rule.low, rule.high, rule.first),
+                                           rule.slots, edges)
+    return _pick(rule, counts)
+
+
+_HISTOGRAM = _ops.Table("histogram", [
+    _ops.Case("labels of the input's spatial shape (B and C or 1)", "region_histogram",
+              lambda input, rule, edges: rule.labels is None or rule.labels.shape[2:] == input.shape[2:],
+              _histogram_native),
+], _histogram_torch)
 
 
 # ---------------------------------------------------------------- labeled_comprehension
@@ -364,7 +414,7 @@ _REDUCTIONS = {
     "mean": lambda input, labels, rule: _mean(input, rule),
     "variance": lambda input, labels, rule: _variance(input, rule),
     "standard_deviation": lambda input, labels, rule: _variance(input, rule).sqrt(),
-    "median": lambda input, labels, rule: _median(input, labels, _regions_of(input, rule)),
+    "median": lambda input, labels, rule: _median(input, rule),
     "minimum": lambda input, labels, rule: _extreme_of(input, rule, "low"),
     "maximum": lambda input, labels, rule: _extreme_of(input, rule, "high"),
     "ptp": lambda input, labels, rule: _ptp(input, rule),
