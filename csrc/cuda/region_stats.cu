@@ -35,6 +35,26 @@ struct Params {
   int code, label_code;
 };
 
+// The fields Params and HistogramParams share: the values, the labels and
+// their rule, the slices; and the grid of their kernels (a block per kChunk
+// voxels of a slice, the slices along y).
+template <typename P>
+dim3 read_voxels(const RegionCall& c, P& p) {
+  TORCH_CHECK(c.numel < (int64_t{1} << 31), "morphaug::region_stats: slices of 2**31 voxels or more");
+  p.values = c.input.const_data_ptr();
+  p.labels = c.labels.defined() ? c.labels.const_data_ptr() : nullptr;
+  p.rule = c.rule;
+  p.numel = static_cast<int32_t>(c.numel);
+  p.slices = c.slices;
+  p.channels = c.input.size(1);
+  p.label_b = c.label_b;
+  p.label_c = c.label_c;
+  p.code = c.code;
+  p.label_code = c.label_code;
+  return dim3(static_cast<unsigned>((c.numel + kChunk - 1) / kChunk),
+              static_cast<unsigned>(std::min<int64_t>(c.slices, kMaxBlocks)));
+}
+
 __device__ __forceinline__ void add_i64(int64_t* p, int64_t v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
@@ -171,25 +191,13 @@ std::vector<at::Tensor> region_stats_cuda(const at::Tensor& input, const std::op
   const RegionCall c = region_call(input, labels, table, rule, slots, what);
   std::vector<at::Tensor> out = region_tables(c, c.slices);
   if (c.numel == 0) return out;
-  TORCH_CHECK(c.numel < (int64_t{1} << 31) && slots < (int64_t{1} << 31),
-              "morphaug::region_stats: slices of 2**31 voxels or more, or as many slots");
+  TORCH_CHECK(slots < (int64_t{1} << 31), "morphaug::region_stats: 2**31 slots or more");
   Params p{};
-  p.values = c.input.const_data_ptr();
-  p.labels = c.labels.defined() ? c.labels.const_data_ptr() : nullptr;
-  p.rule = c.rule;
+  const dim3 grid = read_voxels(c, p);
   p.t = table_pointers(c, out);
   for (int64_t d = 0; d < c.rank; ++d) p.sizes[d] = static_cast<int32_t>(input.size(d + 2));
   p.rank = static_cast<int32_t>(c.rank);
-  p.numel = static_cast<int32_t>(c.numel);
   p.slots = static_cast<int32_t>(slots);
-  p.slices = c.slices;
-  p.channels = input.size(1);
-  p.label_b = c.label_b;
-  p.label_c = c.label_c;
-  p.code = c.code;
-  p.label_code = c.label_code;
-  const dim3 grid(static_cast<unsigned>((c.numel + kChunk - 1) / kChunk),
-                  static_cast<unsigned>(std::min<int64_t>(c.slices, kMaxBlocks)));
   const bool shared = slots <= kSharedSlots && c.rank <= kSharedAxes;
   const cudaStream_t stream = cuda::current_stream();
   const bool second = what & (kRegionLowAt | kRegionHighAt | kRegionSquares);
@@ -262,27 +270,15 @@ at::Tensor region_histogram_cuda(const at::Tensor& input, const std::optional<at
   const RegionCall& c = h.regions;
   if (c.numel == 0) return h.counts;
   const int64_t width = slots * h.bins;
-  TORCH_CHECK(c.numel < (int64_t{1} << 31) && width < (int64_t{1} << 31),
-              "morphaug::region_histogram: slices of 2**31 voxels or more, or as many slots times bins");
+  TORCH_CHECK(width < (int64_t{1} << 31), "morphaug::region_histogram: 2**31 slots times bins or more");
   const at::Tensor device_edges = to_device(h.edges, at::kDouble, input.device());
   HistogramParams p{};
-  p.values = c.input.const_data_ptr();
-  p.labels = c.labels.defined() ? c.labels.const_data_ptr() : nullptr;
-  p.rule = c.rule;
+  const dim3 grid = read_voxels(c, p);
   p.counts = h.counts.data_ptr<int64_t>();
   p.edges = device_edges.data_ptr<double>();
   p.scale = h.scale;
   p.bins = static_cast<int32_t>(h.bins);
   p.width = static_cast<int32_t>(width);
-  p.numel = static_cast<int32_t>(c.numel);
-  p.slices = c.slices;
-  p.channels = input.size(1);
-  p.label_b = c.label_b;
-  p.label_c = c.label_c;
-  p.code = c.code;
-  p.label_code = c.label_code;
-  const dim3 grid(static_cast<unsigned>((c.numel + kChunk - 1) / kChunk),
-                  static_cast<unsigned>(std::min<int64_t>(c.slices, kMaxBlocks)));
   if (width <= kSharedBins) {
     cuda::launch<histogram_kernel<true>>(grid, kThreads, cuda::current_stream(), p);
   } else {
