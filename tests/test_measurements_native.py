@@ -97,6 +97,28 @@ def test_native_tables_match_the_torch_scatters(seed):
 
 
 @needs_native
+@pytest.mark.parametrize("threads", [1, 3])
+def test_native_bounds_alone_by_runs(threads):
+    """Counts and bounds alone (find_objects) go a run of one column at a time: the same tables as the
+    torch scatters, on random labels (runs of one voxel), blobs (long runs) and slices split among
+    threads mid-row."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        g = torch.Generator().manual_seed(threads)
+        blobs = (torch.rand(1, 1, 300, 1000, generator=g) * 4).long().repeat_interleave(7, -1)[..., :1000]
+        calls = [(x, labels, index) for x, labels, index in cases(24, 7 + threads)] + [
+            (torch.zeros(blobs.shape), blobs, None), (torch.zeros(blobs.shape), blobs, [0, 1, 3, 9])]
+        for k, (x, labels, index) in enumerate(calls):
+            rule = _regions._rule(x, labels, index)
+            where = f"case {k}: {tuple(x.shape)} {index}"
+            assert_tables(_regions._native(x, rule, frozenset({"bounds"})),
+                          _regions._torch(x, rule, frozenset({"bounds"})), where)
+    finally:
+        torch.set_num_threads(previous)
+
+
+@needs_native
 @pytest.mark.parametrize("seed", range(4))
 def test_native_medians_match_the_torch_sorts(seed, monkeypatch):
     """region_median's counts, middles and stand-ins against the sorts of the torch backend, and the

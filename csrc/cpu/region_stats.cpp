@@ -113,10 +113,49 @@ void count_bins(const HistogramCall& h, int64_t channels, const Chunk& k, int64_
   }
 }
 
+// accumulate's counts and bounds alone (find_objects, bounding boxes): no
+// value read, and each run of one column along a row moves its bounds once.
+void accumulate_bounds(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row) {
+  const int64_t S = c.rank, last = S - 1, base = row * c.slots;
+  const int64_t* sizes = c.input.sizes().data() + 2;
+  const int64_t n = sizes[last], label_offset = label_slice(c, k.slice, channels) * c.numel;
+  int64_t coord[kMaxRank];
+  int64_t columns[kBlock];
+  for (int64_t i = k.start; i < k.stop;) {
+    const int64_t row_start = i - i % n, row_stop = std::min(k.stop, row_start + n);
+    int64_t rest = i / n;  // the row's coordinates before the last axis
+    for (int64_t d = last - 1; d >= 0; --d) {
+      coord[d] = rest % sizes[d];
+      rest /= sizes[d];
+    }
+    for (int64_t m; i < row_stop; i += m) {
+      m = std::min(kBlock, row_stop - i);
+      read_columns(c, label_offset, i, m, columns);
+      for (int64_t j = 0, e; j < m; j = e) {
+        for (e = j + 1; e < m && columns[e] == columns[j];) ++e;
+        const int64_t slot = base + columns[j];
+        t.count[slot] += e - j;
+        int64_t* lower = t.lower + slot * S;
+        int64_t* upper = t.upper + slot * S;
+        for (int64_t d = 0; d < last; ++d) {
+          lower[d] = std::min(lower[d], coord[d]);
+          upper[d] = std::max(upper[d], coord[d]);
+        }
+        lower[last] = std::min(lower[last], i + j - row_start);
+        upper[last] = std::max(upper[last], i + e - 1 - row_start);
+      }
+    }
+  }
+}
+
 // Adds voxels [start, stop) of slice s to the tables of one row (pass 0: the
 // first pass; pass 1: the centred squares, `means` that row's means).
 void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row,
                 const double* means, int pass) {
+  if (pass == 0 && t.lower && !t.sum && !t.whole && !t.low && !t.high && !t.moments) {
+    accumulate_bounds(c, channels, k, t, row);
+    return;
+  }
   const int64_t S = c.rank, slots = c.slots;
   const int64_t* sizes = c.input.sizes().data() + 2;
   const bool coordinates = t.moments || t.lower;
