@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "../region_tables.h"
@@ -95,9 +96,12 @@ struct LabelKeys {
 };
 
 // Adds voxels [start, stop) of slice s to one row of region_histogram's
-// counts (slots x bins).
-void count_bins(const HistogramCall& h, int64_t channels, const Chunk& k, int64_t* counts) {
+// counts (slots x bins), counted in a private row first (no false sharing
+// with the tasks on neighbouring rows).
+void count_bins(const HistogramCall& h, int64_t channels, const Chunk& k, int64_t* row) {
   const RegionCall& c = h.regions;
+  std::vector<int64_t> own(c.slots * h.bins, 0);
+  int64_t* counts = own.data();
   const void* values = c.input.const_data_ptr();
   const int64_t offset = k.slice * c.numel, label_offset = label_slice(c, k.slice, channels) * c.numel;
   double reals[kBlock];
@@ -111,6 +115,7 @@ void count_bins(const HistogramCall& h, int64_t channels, const Chunk& k, int64_
       if (bin >= 0) ++counts[columns[j] * h.bins + bin];
     }
   }
+  for (size_t j = 0; j < own.size(); ++j) row[j] += own[j];
 }
 
 // accumulate's counts and bounds alone (find_objects, bounding boxes): no
@@ -245,6 +250,82 @@ void merge(const RegionCall& c, const RegionTables& t, int64_t to, const RegionT
   }
 }
 
+// A task's own copy of one row of the tables, stored back when the task is
+// done. Tasks that update neighbouring rows of the shared tables at every
+// voxel would write the same cache lines (false sharing: center_of_mass of a
+// 4x1x96^3 batch ran 8x slower on 2 threads than on 1).
+class PrivateRow {
+ public:
+  PrivateRow(const RegionCall& c, const RegionTables& shared, int64_t row) : c_(c), shared_(shared), row_(row) {
+    int64_t ints = 0, reals = 0;
+    each_table(shared_, [&](auto* table, int64_t n) {
+      if (table) (std::is_same_v<decltype(table), double*> ? reals : ints) += n;
+    });
+    ints_.resize(ints);
+    reals_.resize(reals);
+    int64_t i = 0, r = 0;
+    own_ = shared_;
+    each_pair(shared_, own_, [&](auto* source, auto*& target, int64_t n) {
+      if (!source) return;
+      if constexpr (std::is_same_v<decltype(source), double*>) {
+        target = reals_.data() + r;
+        r += n;
+      } else {
+        target = ints_.data() + i;
+        i += n;
+      }
+      std::copy(source + row_ * n, source + (row_ + 1) * n, target);
+    });
+  }
+  // The tables of the copy: its row is row 0.
+  const RegionTables& tables() const { return own_; }
+  void store() {
+    RegionTables to = shared_;
+    each_pair(own_, to, [&](auto* source, auto*& target, int64_t n) {
+      if (source) std::copy(source, source + n, target + row_ * n);
+    });
+  }
+
+ private:
+  // f(table, values per row) for each table of t.
+  template <typename F>
+  void each_table(const RegionTables& t, F&& f) const {
+    RegionTables copy = t;
+    each_pair(t, copy, [&](auto* table, auto*&, int64_t n) { f(table, n); });
+  }
+  // f(a's table, b's table (a reference), values per row) for each table.
+  template <typename F>
+  void each_pair(const RegionTables& a, RegionTables& b, F&& f) const {
+    const int64_t flat = c_.slots, axes = c_.slots * c_.rank;
+    f(a.count, b.count, flat);
+    f(a.sum, b.sum, flat);
+    f(a.whole, b.whole, flat);
+    f(a.low, b.low, flat);
+    f(a.high, b.high, flat);
+    f(a.low_at, b.low_at, flat);
+    f(a.high_at, b.high_at, flat);
+    f(a.moments, b.moments, axes);
+    f(a.lower, b.lower, axes);
+    f(a.upper, b.upper, axes);
+    f(a.squares, b.squares, flat);
+  }
+
+  const RegionCall& c_;
+  const RegionTables shared_;
+  const int64_t row_;
+  RegionTables own_{};
+  std::vector<int64_t> ints_;
+  std::vector<double> reals_;
+};
+
+// accumulate on row `row` of `t` through a private copy of it.
+void accumulate_row(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row,
+                    const double* means, int pass) {
+  PrivateRow own(c, t, row);
+  accumulate(c, channels, k, own.tables(), 0, means, pass);
+  own.store();
+}
+
 // One pass over every slice into `out` (pass 1: `means` (slices, slots)).
 void run_pass(const RegionCall& c, std::vector<at::Tensor>& out, const double* means, int pass) {
   const int64_t channels = c.input.size(1);
@@ -260,7 +341,7 @@ void run_pass(const RegionCall& c, std::vector<at::Tensor>& out, const double* m
   if (per_slice == 1) {
     parallel_over(c.slices, work, [&](int64_t begin, int64_t end) {
       for (int64_t s = begin; s < end; ++s) {
-        accumulate(c, channels, {s, 0, c.numel}, t, s, means ? means + s * c.slots : nullptr, pass);
+        accumulate_row(c, channels, {s, 0, c.numel}, t, s, means ? means + s * c.slots : nullptr, pass);
       }
     });
     return;
@@ -270,8 +351,8 @@ void run_pass(const RegionCall& c, std::vector<at::Tensor>& out, const double* m
   parallel_over(c.slices * per_slice, work, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t s = task / per_slice, start = task % per_slice * length;
-      accumulate(c, channels, {s, start, std::min(c.numel, start + length)}, p, task,
-                 means ? means + s * c.slots : nullptr, pass);
+      accumulate_row(c, channels, {s, start, std::min(c.numel, start + length)}, p, task,
+                     means ? means + s * c.slots : nullptr, pass);
     }
   });
   for (int64_t task = 0; task < c.slices * per_slice; ++task) merge(c, t, task / per_slice, p, task, pass);
@@ -302,7 +383,8 @@ std::vector<at::Tensor> region_median_cpu(const at::Tensor& input, const std::op
     std::vector<int64_t> keys(c.numel), columns(c.numel), sorted(c.numel), at(slots + 1);
     for (int64_t s = begin; s < end; ++s) {
       const int64_t offset = s * c.numel, label_offset = label_slice(c, s, channels) * c.numel;
-      int64_t* n = counts + s * slots;
+      std::vector<int64_t> own(slots, 0);  // the counts, private (no false sharing)
+      int64_t* n = own.data();
       int64_t least_label = kKeyMax, least_value = kKeyMax;
       Sample samples[kBlock];
       int64_t label_keys[kBlock];
@@ -326,6 +408,7 @@ std::vector<at::Tensor> region_median_cpu(const at::Tensor& input, const std::op
         }
       }
       leasts[s] = c.labels.defined() ? least_value : 0;
+      std::copy(own.begin(), own.end(), counts + s * slots);
       at[0] = 0;
       for (int64_t j = 0; j < slots; ++j) at[j + 1] = at[j] + n[j];
       std::vector<int64_t> next(at.begin(), at.end() - 1);
