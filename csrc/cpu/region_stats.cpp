@@ -9,7 +9,6 @@
 #include <ATen/core/Tensor.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "../region_tables.h"
@@ -250,93 +249,39 @@ void merge(const RegionCall& c, const RegionTables& t, int64_t to, const RegionT
   }
 }
 
-// A task's own copy of one row of the tables, stored back when the task is
-// done. Tasks that update neighbouring rows of the shared tables at every
-// voxel would write the same cache lines (false sharing: center_of_mass of a
-// 4x1x96^3 batch ran 8x slower on 2 threads than on 1).
-class PrivateRow {
- public:
-  PrivateRow(const RegionCall& c, const RegionTables& shared, int64_t row) : c_(c), shared_(shared), row_(row) {
-    int64_t ints = 0, reals = 0;
-    each_table(shared_, [&](auto* table, int64_t n) {
-      if (table) (std::is_same_v<decltype(table), double*> ? reals : ints) += n;
-    });
-    ints_.resize(ints);
-    reals_.resize(reals);
-    int64_t i = 0, r = 0;
-    own_ = shared_;
-    each_pair(shared_, own_, [&](auto* source, auto*& target, int64_t n) {
-      if (!source) return;
-      if constexpr (std::is_same_v<decltype(source), double*>) {
-        target = reals_.data() + r;
-        r += n;
-      } else {
-        target = ints_.data() + i;
-        i += n;
-      }
-      std::copy(source + row_ * n, source + (row_ + 1) * n, target);
-    });
-  }
-  // The tables of the copy: its row is row 0.
-  const RegionTables& tables() const { return own_; }
-  void store() {
-    RegionTables to = shared_;
-    each_pair(own_, to, [&](auto* source, auto*& target, int64_t n) {
-      if (source) std::copy(source, source + n, target + row_ * n);
-    });
-  }
-
- private:
-  // f(table, values per row) for each table of t.
-  template <typename F>
-  void each_table(const RegionTables& t, F&& f) const {
-    RegionTables copy = t;
-    each_pair(t, copy, [&](auto* table, auto*&, int64_t n) { f(table, n); });
-  }
-  // f(a's table, b's table (a reference), values per row) for each table.
-  template <typename F>
-  void each_pair(const RegionTables& a, RegionTables& b, F&& f) const {
-    const int64_t flat = c_.slots, axes = c_.slots * c_.rank;
-    f(a.count, b.count, flat);
-    f(a.sum, b.sum, flat);
-    f(a.whole, b.whole, flat);
-    f(a.low, b.low, flat);
-    f(a.high, b.high, flat);
-    f(a.low_at, b.low_at, flat);
-    f(a.high_at, b.high_at, flat);
-    f(a.moments, b.moments, axes);
-    f(a.lower, b.lower, axes);
-    f(a.upper, b.upper, axes);
-    f(a.squares, b.squares, flat);
-  }
-
-  const RegionCall& c_;
-  const RegionTables shared_;
-  const int64_t row_;
-  RegionTables own_{};
-  std::vector<int64_t> ints_;
-  std::vector<double> reals_;
-};
-
-// accumulate on row `row` of `t` through a private copy of it.
+// accumulate on row `row` of `t` through tables of the task's own, merged
+// into that row once. Tasks that update neighbouring rows of the shared tables
+// at every voxel would write the same cache lines (false sharing:
+// center_of_mass of a 4x1x96^3 batch ran 8x slower on 2 threads than on 1).
 void accumulate_row(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row,
                     const double* means, int pass) {
-  PrivateRow own(c, t, row);
-  accumulate(c, channels, k, own.tables(), 0, means, pass);
-  own.store();
+  std::vector<at::Tensor> own = region_tables(c, 1);
+  const RegionTables mine = table_pointers(c, own);
+  accumulate(c, channels, k, mine, 0, means, pass);
+  merge(c, t, row, mine, 0, pass);
+}
+
+// How run_pass and region_histogram cut the slices: chunks of a slice when
+// slices are fewer than the threads, while the chunks' tables (`table`
+// values each) stay smaller than the slice. `length` voxels a chunk,
+// `per_slice` chunks a slice.
+struct ChunkPlan {
+  int64_t length, per_slice;
+};
+
+ChunkPlan chunk_plan(const RegionCall& c, int64_t table) {
+  const int64_t threads = at::get_num_threads();
+  const int64_t wanted = std::max<int64_t>(
+      1, std::min({(threads + c.slices - 1) / c.slices, c.numel / kTaskWork, c.numel / (8 * table)}));
+  const int64_t length = (c.numel + wanted - 1) / wanted;
+  return {length, (c.numel + length - 1) / length};
 }
 
 // One pass over every slice into `out` (pass 1: `means` (slices, slots)).
 void run_pass(const RegionCall& c, std::vector<at::Tensor>& out, const double* means, int pass) {
   const int64_t channels = c.input.size(1);
   const RegionTables t = table_pointers(c, out);
-  // chunks of a slice when slices are fewer than the threads, while the chunks' tables stay
-  // smaller than the slice
-  const int64_t threads = at::get_num_threads();
-  const int64_t wanted = std::max<int64_t>(
-      1, std::min({(threads + c.slices - 1) / c.slices, c.numel / kTaskWork, c.numel / (8 * c.slots * (c.rank + 1))}));
-  const int64_t length = (c.numel + wanted - 1) / wanted;
-  const int64_t per_slice = (c.numel + length - 1) / length;
+  const auto [length, per_slice] = chunk_plan(c, c.slots * (c.rank + 1));
   const int64_t work = length * (1 + c.rank);
   if (per_slice == 1) {
     parallel_over(c.slices, work, [&](int64_t begin, int64_t end) {
@@ -436,11 +381,7 @@ at::Tensor region_histogram_cpu(const at::Tensor& input, const std::optional<at:
   if (c.numel == 0) return h.counts;
   const int64_t channels = input.size(1), width = slots * h.bins;
   int64_t* counts = h.counts.data_ptr<int64_t>();
-  const int64_t threads = at::get_num_threads();
-  const int64_t wanted = std::max<int64_t>(
-      1, std::min({(threads + c.slices - 1) / c.slices, c.numel / kTaskWork, c.numel / (8 * width)}));
-  const int64_t length = (c.numel + wanted - 1) / wanted;
-  const int64_t per_slice = (c.numel + length - 1) / length;
+  const auto [length, per_slice] = chunk_plan(c, width);
   if (per_slice == 1) {
     parallel_over(c.slices, length, [&](int64_t begin, int64_t end) {
       for (int64_t s = begin; s < end; ++s) count_bins(h, channels, {s, 0, c.numel}, counts + s * width);

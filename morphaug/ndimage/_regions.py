@@ -129,6 +129,22 @@ class _Rule(NamedTuple):
         """Whether SciPy returns one value per slice (no index sequence)."""
         return len(self.shape) == 2
 
+    @property
+    def kernel_args(self) -> tuple:
+        """``(labels, table, (mode, low, high, first), slots)``, as the region kernels take them
+        (:func:`morphaug._ops.kernels.region_stats`)."""
+        table = None if self.table is None else self.table.long()
+        return self.labels, table, (self.mode, self.low, self.high, self.first), self.slots
+
+
+def _kernel_takes(input: torch.Tensor, rule: _Rule) -> bool:
+    """Whether the region kernels take the call: labels of the input's spatial shape (B and C or 1)."""
+    return rule.labels is None or rule.labels.shape[2:] == input.shape[2:]
+
+
+#: The case of the region kernels' dispatch tables.
+_KERNEL_CASE = "labels of the input's spatial shape (B and C or 1)"
+
 
 def _rule(input: torch.Tensor, labels, index, span: int | None = None) -> _Rule:
     """SciPy's regions: the whole slice (``labels`` None), the positive labels (``index`` None), or
@@ -241,9 +257,7 @@ def _decode(keys: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def _native(input: torch.Tensor, rule: _Rule, names: frozenset) -> dict:
-    table = None if rule.table is None else rule.table.long()
-    found = _ops.kernels.region_stats(input, rule.labels, table, (rule.mode, rule.low, rule.high, rule.first),
-                                      rule.slots, names)
+    found = _ops.kernels.region_stats(input, *rule.kernel_args, names)
     absent = found["count"] == 0
     for name in ("low", "high"):
         if name in found:
@@ -303,8 +317,7 @@ def _torch(input: torch.Tensor, rule: _Rule, names: frozenset) -> dict:
 
 
 _TABLES = _ops.Table("measurements", [
-    _ops.Case("labels of the input's spatial shape (B and C or 1)", "region_stats",
-              lambda input, rule, names: rule.labels is None or rule.labels.shape[2:] == input.shape[2:], _native),
+    _ops.Case(_KERNEL_CASE, "region_stats", lambda input, rule, names: _kernel_takes(input, rule), _native),
 ], _torch)
 
 

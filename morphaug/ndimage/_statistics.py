@@ -25,7 +25,8 @@ from .._checks import check_int
 from . import _unsigned
 from ._docs import filler
 from ._measurements import _TEXTS, _sum, maximum, mean, minimum, sum_labels
-from ._regions import _comparable, _decode, _from_comparable, _pick, _Regions, _regions_of, _rule, _Rule, _tables
+from ._regions import (_KERNEL_CASE, _comparable, _decode, _from_comparable, _kernel_takes, _pick, _Regions,
+                       _regions_of, _rule, _Rule, _tables)
 from ._normalize import _SUPPORTED_DTYPES, check_input
 
 __all__ = ["sum", "variance", "standard_deviation", "median", "histogram", "labeled_comprehension"]
@@ -191,17 +192,14 @@ def _middles_torch(input: torch.Tensor, rule: _Rule):
 
 
 def _middles_native(input: torch.Tensor, rule: _Rule):
-    table = None if rule.table is None else rule.table.long()
-    count, low, high, least = _ops.kernels.region_median(input, rule.labels, table,
-                                                         (rule.mode, rule.low, rule.high, rule.first), rule.slots)
+    count, low, high, least = _ops.kernels.region_median(input, *rule.kernel_args)
     def values(keys):  # region_stats' keys as _comparable's values
         return _comparable(_decode(keys, input.dtype))
     return count, values(low), values(high), None if rule.scalar or rule.labels is None else values(least)
 
 
 _MIDDLES = _ops.Table("median", [
-    _ops.Case("labels of the input's spatial shape (B and C or 1)", "region_median",
-              lambda input, rule: rule.labels is None or rule.labels.shape[2:] == input.shape[2:], _middles_native),
+    _ops.Case(_KERNEL_CASE, "region_median", _kernel_takes, _middles_native),
 ], _middles_torch)
 
 
@@ -369,15 +367,11 @@ def _histogram_torch(input: torch.Tensor, rule: _Rule, edges: list[float]) -> to
 
 
 def _histogram_native(input: torch.Tensor, rule: _Rule, edges: list[float]) -> torch.Tensor:
-    table = None if rule.table is None else rule.table.long()
-    counts = _ops.kernels.region_histogram(input, rule.labels, table, (rule.mode, rule.low, rule.high, rule.first),
-                                           rule.slots, edges)
-    return _pick(rule, counts)
+    return _pick(rule, _ops.kernels.region_histogram(input, *rule.kernel_args, edges))
 
 
 _HISTOGRAM = _ops.Table("histogram", [
-    _ops.Case("labels of the input's spatial shape (B and C or 1)", "region_histogram",
-              lambda input, rule, edges: rule.labels is None or rule.labels.shape[2:] == input.shape[2:],
+    _ops.Case(_KERNEL_CASE, "region_histogram", lambda input, rule, edges: _kernel_takes(input, rule),
               _histogram_native),
 ], _histogram_torch)
 
