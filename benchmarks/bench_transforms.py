@@ -9,6 +9,9 @@
   KeepLargestConnectedComponent looped over the samples (skimage labelling).
 * RemoveSmallComponents on one-hot labels against MONAI's RemoveSmallObjects
   looped over the samples (skimage's remove_small_objects).
+* RandRemoveComponent (nnU-Net's cascade augmentation, with moves to other
+  classes) against batchgeneratorsv2's way: per sample, per class, skimage's
+  ``label``, the sizes, one eligible component drawn and reassigned.
 
 Both sides compute the same draw (replayed from ``last_params``) and the
 note column says whether their outputs are equal.
@@ -22,7 +25,8 @@ import numpy as np
 import torch
 
 from _timing import Row, timeit
-from morphaug.transforms import DistanceMap, KeepLargestComponents, RandLabelMorphology, RemoveSmallComponents
+from morphaug.transforms import (DistanceMap, KeepLargestComponents, RandLabelMorphology, RandRemoveComponent,
+                                 RemoveSmallComponents)
 
 try:
     import scipy.ndimage as ndi
@@ -33,6 +37,10 @@ try:
     import skimage  # noqa: F401  (MONAI's component transforms need it)
 except ImportError:
     KeepLargestConnectedComponent = RemoveSmallObjects = None
+try:
+    from skimage.measure import label as skimage_label
+except ImportError:
+    skimage_label = None
 
 NUM_CLASSES = 4
 
@@ -118,6 +126,51 @@ def _monai_min_size(smallest_kept: int) -> int:
     return smallest_kept - 1 if inclusive else smallest_kept
 
 
+def batchgenerators_remove_component(labels: np.ndarray, params: dict, max_fraction: float) -> np.ndarray:
+    """batchgeneratorsv2's RemoveRandomConnectedComponentFromOneHotEncodingTransform per sample and
+    class on index labels, with the draws of ``params`` (each class labelled in the input)."""
+    out = labels.copy()
+    for b in range(labels.shape[0]):
+        if not params["apply"][b]:
+            continue
+        classes = params["classes"][b]
+        for j, value in enumerate(classes):
+            workon = labels[b, 0] == value
+            if not params["class_apply"][b, j] or not workon.any():
+                continue
+            lab = skimage_label(workon, connectivity=workon.ndim)
+            sizes = np.bincount(lab.ravel())
+            valid = np.flatnonzero(sizes < workon.size * max_fraction)
+            valid = valid[valid > 0]
+            if not len(valid):
+                continue
+            pick = valid[min(int(float(params["component"][b, j]) * len(valid)), len(valid) - 1)]
+            other = params["other"][b, j]
+            moved = params["to_other"][b, j] and other != j
+            out[b, 0][lab == pick] = classes[other] if moved else 0
+    return out
+
+
+def _remove_component_row(labels: torch.Tensor, device: torch.device, repeat: int) -> Row:
+    batch, _, size = labels.shape[:3]
+    transform = RandRemoveComponent("label", prob=1.0, max_fraction=0.15, prob_other_class=0.25,
+                                    num_classes=NUM_CLASSES, generator=torch.Generator(device).manual_seed(0))
+    ours = transform(labels)
+    params = transform.last_params
+    ours_s = timeit(lambda: transform(labels, params=params), device, repeat=repeat)
+    reference_s, note = float("nan"), "scikit-image not installed"
+    if skimage_label is not None:
+        host = {k: v.cpu().numpy() for k, v in params.items()}
+        source = labels.cpu().numpy()
+        expected = batchgenerators_remove_component(source, host, transform.max_fraction)
+        reference_s = timeit(lambda: batchgenerators_remove_component(source, host, transform.max_fraction), "cpu",
+                             repeat=repeat, warmup=0)
+        note = "identical" if np.array_equal(ours.cpu().numpy(), expected) else "OUTPUTS DIFFER"
+    return Row("RandRemoveComponent max_fraction=0.15, moves p=0.25", f"{batch}x1x{size}^3 uint8, "
+               f"{NUM_CLASSES - 1} foreground classes", device.type, ours_s,
+               "skimage label loop (batchgeneratorsv2)", reference_s, note)
+
+
 def _component_rows(labels: torch.Tensor, device: torch.device, repeat: int) -> list[Row]:
     rows = []
     batch, _, size = labels.shape[:3]
@@ -189,4 +242,4 @@ def run(device: torch.device, quick: bool) -> list[Row]:
         note = f"max abs diff {error:.1e}"
     rows.append(Row("DistanceMap signed euclidean", shape, device.type, ours_s,
                     "scipy.ndimage EDT loop per sample and class", reference_s, note))
-    return rows + _component_rows(labels, device, repeat)
+    return rows + _component_rows(labels, device, repeat) + [_remove_component_row(labels, device, repeat)]

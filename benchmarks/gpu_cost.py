@@ -389,7 +389,7 @@ TRANSFORMS = [
     ("transforms.RemoveSmallComponents", lambda: transforms.RemoveSmallComponents("label", min_size=8,
                                                                                   num_classes=3), (), {"filter_components"}),
     ("transforms.RandRemoveComponent", lambda: transforms.RandRemoveComponent("label", prob=1.0, num_classes=3), (),
-     {"label"}),
+     {"pick_component"}),
     ("transforms.RandHistogramTransfer", lambda: transforms.RandHistogramTransfer("image", prob=1.0),
      {"ot arguments", "ot cost range", "ot convergence"}, ()),
     ("transforms.RandWassersteinMix", lambda: transforms.RandWassersteinMix("image", "label", prob=1.0,

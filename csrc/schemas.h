@@ -175,6 +175,11 @@ inline void define_schemas(torch::Library& m) {
   // goes when it has fewer than min_size voxels or, with keep >= 1, when it is
   // not among the keep largest of its slice (the higher label first on ties).
   m.def("filter_components(Tensor mask, int[] structure, int keep, int min_size) -> Tensor");
+  // RandRemoveComponent's draw: of the components of label(mask, structure) in
+  // each (b, c) slice with fewer than max_size voxels (in label order), the one
+  // of rank floor(draw[b, c] * their number) (at most the last; none for a
+  // negative draw or no such component): its voxels, (B, C, *spatial) bool.
+  m.def("pick_component(Tensor mask, int[] structure, Tensor draw, int max_size) -> Tensor");
   // The voxels of each label of each slice of int32 / int64 labels (B, C,
   // *spatial) whose values lie in [0, width): (B, C, width) int64, column v
   // the count of value v (column 0 the background's).

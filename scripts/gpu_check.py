@@ -266,6 +266,7 @@ def _kernel_cases(torch, device, n, batch):
     labels = mask.int() + (values > 0.5).int()  # labels 0, 1, 2
     wide = labels.long()
     many = (values * 200).int()  # 200 labels: the region tables in global memory
+    draws = torch.rand(mask.shape[:2], device=device)  # pick_component: a component per slice
     # watershed_ift: a thread floods each slice, so many small slices (up to 1024 of 64^2), 4 values, 2% markers
     plains = (values.reshape(-1)[:min(1024, values.numel() // 4096) * 4096].reshape(-1, 1, 64, 64) * 4).byte()
     sources = torch.randint(-1, 3, plains.shape, device=device, dtype=torch.int16)
@@ -303,6 +304,7 @@ def _kernel_cases(torch, device, n, batch):
         ("label_values 3 values 26-connected", lambda: measure.label(labels), voxels * (4 + 8)),
         ("filter_components keep 1 26-connected", lambda: kernels.filter_components(mask, 3, 1, 0), voxels * 2),
         ("filter_components min_size 64 6-connected", lambda: kernels.filter_components(mask, 1, 0, 64), voxels * 2),
+        ("pick_component max_size 1000 26-connected", lambda: kernels.pick_component(mask, 3, draws, 1000), voxels * 2),
         ("ball_morphology erosion r2", lambda: ndimage.binary_erosion(mask, ball), voxels * 2),
         ("binary_erosion 3^3 connectivity 2, border 1", lambda: ndimage.binary_erosion(
             mask, ndimage.generate_binary_structure(3, 2), border_value=1), voxels * 2),

@@ -382,14 +382,14 @@ TRANSFORMS = {
 
 
 class _FilterCalls(TorchDispatchMode):
-    """Records the shapes of the native component filters' calls."""
+    """Records the shapes of the native component filters' and draws' calls."""
 
     def __init__(self, calls):
         super().__init__()
         self.calls = calls
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.namespace.startswith("morphaug") and func._opname == "filter_components":
+        if func.namespace.startswith("morphaug") and func._opname in ("filter_components", "pick_component"):
             self.calls.append(tuple(args[0].shape))
         return func(*args, **(kwargs or {}))
 
@@ -475,6 +475,9 @@ def test_bad_data_fails_clearly():
         RemoveSmallComponents("l", sampling=(1.0, 2.0, 3.0), by_measure=True)(x)
     with pytest.raises(ValueError, match="fill_value=3 is not a channel of one-hot labels with 3 channels"):
         RandRemoveComponent("l", fill_value=3)(onehot(x, 3))
+    for dtype, fill in ((torch.uint8, 256), (torch.int16, 70000), (torch.bool, 2)):  # not wrapped, not deep in torch
+        with pytest.raises(ValueError, match=f"RandRemoveComponent: fill_value={fill} does not fit index labels"):
+            RandRemoveComponent("l", fill_value=fill, num_classes=2)((x > 0).to(dtype))
     with pytest.raises(ValueError, match=r"classes \(1, 5\) do not exist"):
         KeepLargestComponents("l", classes=(1, 5))(onehot(x, 3))
     transform = RandRemoveComponent("l", num_classes=3)

@@ -56,8 +56,9 @@ GREY = (("erosion", ndimage.grey_erosion), ("dilation", ndimage.grey_dilation))
 MORPHOLOGY = "label morphology (RandLabelMorphology)"
 THRESHOLDS = "distance thresholds (LabelBoundary)"
 SIGNED = "signed distance maps (DistanceMap, RandBoundaryJitter)"
-SIZES = "component sizes (RandRemoveComponent)"
+SIZES = "component sizes (the torch backends of the component filters and draws)"
 FILTERS = "component filters (KeepLargestComponents, RemoveSmallComponents)"
+DRAWS = "component draws (RandRemoveComponent)"
 BINARY = "binary masks (morphaug.metrics)"
 LISTS = "surface distance lists (morphaug.metrics on the CPU)"
 SINKHORN = "sinkhorn (method 'sinkhorn', SinkhornLoss)"
@@ -118,10 +119,14 @@ CASES = [
          lambda: transforms.DistanceMap("l", signed=True, num_classes=3)(LABELS)),
     case("signed-distance-torch", SIGNED, "torch",
          lambda: transforms.DistanceMap("l", signed=True, metric="taxicab", num_classes=3)(LABELS)),
-    case("component-sizes", SIZES, "label_sizes",
-         lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=3)(LABELS)),
+    case("component-sizes-9-axes", SIZES, "label_sizes",  # past the draw's and label's kernels
+         lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D)),
     case("component-sizes-torch", SIZES, "torch",  # every call fits the kernel (one slice of ids)
          torch_backend(lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D))),
+    case("component-draws", DRAWS, "pick_component",
+         lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=3)(LABELS)),
+    case("component-draws-torch-9-axes", DRAWS, "torch",
+         lambda: transforms.RandRemoveComponent("l", prob=1.0, num_classes=2)(LABELS_9D)),
     case("component-filters", FILTERS, "filter_components",
          lambda: transforms.KeepLargestComponents("l", num_classes=3)(LABELS)),
     case("component-filters-torch-9-axes", FILTERS, "torch",

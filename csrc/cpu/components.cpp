@@ -1,5 +1,5 @@
-// CPU launchers of morphaug::label_sizes and morphaug::filter_components,
-// the component tables and filters of the transforms.
+// CPU launchers of morphaug::label_sizes, morphaug::filter_components and
+// morphaug::pick_component, the component tables, filters and draws of the transforms.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/Dispatch.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../components_setup.h"
+#include "../core/components.h"
 #include "launchers.h"
 #include "clones.h"
 #include "label_scan.h"
@@ -149,6 +150,41 @@ at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structu
     }
   });
   return out;
+}
+
+// pick_component: a task per slice, each labelled by the run scan; the drawn label's runs marked.
+at::Tensor pick_component_cpu(const at::Tensor& mask, at::IntArrayRef structure, const at::Tensor& draw,
+                              int64_t max_size) {
+  PickSetup p = pick_setup(mask, structure, draw, max_size);
+  LabelSetup& s = p.labels;
+  const int64_t numel = s.shape.numel, slices = s.slices;
+  if (mask.numel() == 0) return p.out;
+  TORCH_CHECK(joins_runs(s), "morphaug::pick_component: the structure must join neighbours along the last axis");
+  const at::Tensor m = mask.contiguous();
+  const bool* source = m.data_ptr<bool>();
+  const float* draws = p.draw.data_ptr<float>();
+  bool* result = p.out.data_ptr<bool>();
+  const int64_t rows = numel / s.shape.size[s.shape.rank - 1];
+  s.slices = 1;
+  each_unit(s, slices, numel * 4, [&](int64_t slice, const Chunks& chunks) {
+    if (!(draws[slice] >= 0.0f)) return;  // loses none: not labelled
+    label_slice_runs(s, chunks, source + slice * numel, [&](const auto& t, int64_t count) {
+      std::vector<int64_t> sizes(count + 1, 0);
+      each_run(t, rows, [&](const Run<int32_t>& r, int32_t label, int64_t) { sizes[label] += r.end - r.start; });
+      int64_t eligible = 0;
+      for (int64_t l = 1; l <= count; ++l) eligible += sizes[l] < max_size;
+      int64_t rank = drawn_rank(draws[slice], eligible), drawn = 0;
+      for (int64_t l = 1; l <= count && drawn == 0; ++l) {
+        if (sizes[l] < max_size && rank-- == 0) drawn = l;
+      }
+      if (drawn == 0) return;
+      bool* marked = result + slice * numel;
+      each_run(t, rows, [&](const Run<int32_t>& r, int32_t label, int64_t) {
+        if (label == drawn) std::memset(marked + r.start, 1, r.end - r.start);
+      });
+    });
+  });
+  return p.out;
 }
 
 }  // namespace morphaug

@@ -31,6 +31,8 @@ std::tuple<at::Tensor, at::Tensor> cdt_cpu(const at::Tensor& mask, at::IntArrayR
 at::Tensor label_sizes_cpu(const at::Tensor& labels, int64_t width);
 at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structure, int64_t keep,
                                  int64_t min_size);
+at::Tensor pick_component_cpu(const at::Tensor& mask, at::IntArrayRef structure, const at::Tensor& draw,
+                              int64_t max_size);
 // edt.cpp
 std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling,
                                            bool return_indices, at::ScalarType dtype, bool squared);

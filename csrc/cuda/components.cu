@@ -14,7 +14,20 @@
 //      below the keep-th greatest.
 // The sizes live in the roots' entries and the ranks in a (keep, B * C) table:
 // no table per component, no host read, keep + 5 launches (2 for one tile per slice).
+//
+// And of morphaug::pick_component (RandRemoveComponent): steps 1-4, then
+//   5. tally_kernel: each chunk's eligible components (roots of fewer than
+//      max_size voxels), summed over the chunks of its slice by a cumsum;
+//   6. select_kernel: in the chunk that holds the drawn rank, a block-wide
+//      count of the eligible roots before each voxel finds the drawn root;
+//   7. pick_kernel: a thread per voxel marks the drawn root's voxels.
+// A (B * C, chunks) int32 table and the drawn roots, no host read: label's
+// union-find launches, 5 more, a cumsum and a fill.
+#include <ATen/ops/cumsum.h>
+#include <ATen/ops/full.h>
+
 #include "../components_setup.h"
+#include "../core/components.h"
 #include "label_tiles.cuh"
 
 namespace morphaug {
@@ -108,6 +121,90 @@ __global__ void mark_kernel(const bool* mask, const int32_t* parent, int32_t num
   }
 }
 
+// Whether the voxel i of a slice whose parents P are counted (step 4) is the
+// root of a component of fewer than max_size voxels.
+__device__ __forceinline__ bool eligible_root(const int32_t* P, int32_t i, int32_t numel, int64_t max_size) {
+  if (i >= numel) return false;
+  const int32_t held = P[i];
+  return held != kNoParent<int32_t> && held < 0 && component_size(held) < max_size;
+}
+
+// The voxels before this thread's in its block that hold `flag`, and
+// (*total) all of them: a count per warp, the warps' counts in `warps`.
+// Every thread of the block calls it.
+__device__ __forceinline__ int32_t block_count_before(bool flag, int32_t* warps, int32_t* total) {
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned votes = __ballot_sync(kAllLanes, flag);
+  if (lane == 0) warps[warp] = __popc(votes);
+  __syncthreads();
+  int32_t before = __popc(votes & ((1u << lane) - 1u)), all = 0;
+  for (unsigned w = 0; w < kChunk / 32; ++w) {
+    before += w < warp ? warps[w] : 0;
+    all += warps[w];
+  }
+  __syncthreads();  // warps is free again
+  *total = all;
+  return before;
+}
+
+// Step 5 of pick_component: tallies[slice][chunk] = the chunk's eligible roots.
+__global__ void tally_kernel(const int32_t* parent, int32_t numel, int64_t slices, int64_t max_size,
+                             int32_t* tallies) {
+  __shared__ int32_t warps[kChunk / 32];
+  const int32_t i = static_cast<int32_t>(blockIdx.x) * kChunk + static_cast<int32_t>(threadIdx.x);
+  for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
+    int32_t total = 0;
+    block_count_before(eligible_root(parent + slice * numel, i, numel, max_size), warps, &total);
+    if (threadIdx.x == 0) tallies[slice * gridDim.x + blockIdx.x] = total;
+  }
+}
+
+// Step 6: drawn[slice] = the root of the eligible component of the drawn rank
+// (left -1 where none goes). `ends`: the tallies' cumsum along each slice.
+__global__ void select_kernel(const int32_t* parent, int32_t numel, int64_t slices, int64_t max_size,
+                              const int32_t* ends, const float* draw, int32_t* drawn) {
+  __shared__ int32_t warps[kChunk / 32];
+  const int32_t i = static_cast<int32_t>(blockIdx.x) * kChunk + static_cast<int32_t>(threadIdx.x);
+  for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
+    const int32_t* end = ends + slice * gridDim.x;
+    const int64_t rank = drawn_rank(draw[slice], end[gridDim.x - 1]);
+    const int32_t start = blockIdx.x == 0 ? 0 : end[blockIdx.x - 1];
+    if (rank < start || rank >= end[blockIdx.x]) continue;  // the same for the whole block
+    const bool flag = eligible_root(parent + slice * numel, i, numel, max_size);
+    int32_t total = 0;
+    const int32_t before = block_count_before(flag, warps, &total);
+    if (flag && start + before == rank) drawn[slice] = i;
+  }
+}
+
+// Step 7: out = the voxels of each slice's drawn root.
+__global__ void pick_kernel(const bool* mask, const int32_t* parent, int32_t numel, int64_t slices,
+                            const int32_t* drawn, bool* out) {
+  const int32_t i = static_cast<int32_t>(blockIdx.x) * kChunk + static_cast<int32_t>(threadIdx.x);
+  if (i >= numel) return;
+  for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
+    const int32_t root = drawn[slice];
+    if (root < 0 || !mask[slice * numel + i]) continue;
+    const int32_t up = parent[slice * numel + i];
+    out[slice * numel + i] = (up < 0 ? i : up) == root;
+  }
+}
+
+// Steps 1-4 on every slice of m: int32 parents, each voxel's its root's, each
+// root's -1 - (its component's voxels).
+at::Tensor counted_parents(const at::Tensor& m, const LabelSetup& s, cudaStream_t stream) {
+  at::Tensor parent = at::empty(m.sizes(), m.options().dtype(at::kInt));
+  int32_t* P = parent.data_ptr<int32_t>();
+  const DeviceLinks links(HostLinks{s.delta, s.linear, {}}, nullptr, 0, m.device());
+  union_tiles<int32_t>(Voxels{m.data_ptr<bool>(), nullptr, Region::kInput}, P, make_tiles(s.shape), links.links,
+                       s.slices, stream);
+  const int32_t numel = static_cast<int32_t>(s.shape.numel);
+  const dim3 grid = chunk_grid((s.shape.numel + kChunk - 1) / kChunk, s.slices);
+  cuda::launch<root_kernel>(grid, kChunk, stream, P, numel, s.slices);
+  cuda::launch<count_kernel>(grid, kChunk, stream, P, numel, s.slices);
+  return parent;
+}
+
 at::Tensor filter_components_cuda(const at::Tensor& mask, at::IntArrayRef structure, int64_t keep,
                                   int64_t min_size) {
   const cuda::DeviceGuard guard(mask.device());
@@ -117,15 +214,10 @@ at::Tensor filter_components_cuda(const at::Tensor& mask, at::IntArrayRef struct
   const at::Tensor m = mask.contiguous();
   const bool* source = m.data_ptr<bool>();
   const cudaStream_t stream = cuda::current_stream();
-  at::Tensor parent = at::empty(mask.sizes(), mask.options().dtype(at::kInt));
-  int32_t* P = parent.data_ptr<int32_t>();
-  const DeviceLinks links(HostLinks{s.delta, s.linear, {}}, nullptr, 0, m.device());
-  union_tiles<int32_t>(Voxels{source, nullptr, Region::kInput}, P, make_tiles(s.shape), links.links, s.slices,
-                       stream);
+  const at::Tensor parent = counted_parents(m, s, stream);
+  const int32_t* P = parent.data_ptr<int32_t>();
   const int32_t numel = static_cast<int32_t>(s.shape.numel);
   const dim3 grid = chunk_grid((s.shape.numel + kChunk - 1) / kChunk, s.slices);
-  cuda::launch<root_kernel>(grid, kChunk, stream, P, numel, s.slices);
-  cuda::launch<count_kernel>(grid, kChunk, stream, P, numel, s.slices);
   // a slice holds at most ceil(numel / 2) components (no two of them face neighbours): a keep beyond
   // that ranks none out
   at::Tensor ranks;
@@ -145,8 +237,35 @@ at::Tensor filter_components_cuda(const at::Tensor& mask, at::IntArrayRef struct
   return f.out;
 }
 
+at::Tensor pick_component_cuda(const at::Tensor& mask, at::IntArrayRef structure, const at::Tensor& draw,
+                               int64_t max_size) {
+  const cuda::DeviceGuard guard(mask.device());
+  PickSetup p = pick_setup(mask, structure, draw, max_size);
+  if (mask.numel() == 0) return p.out;
+  const LabelSetup& s = p.labels;
+  const at::Tensor m = mask.contiguous();
+  const cudaStream_t stream = cuda::current_stream();
+  const at::Tensor parent = counted_parents(m, s, stream);
+  const int32_t* P = parent.data_ptr<int32_t>();
+  const int32_t numel = static_cast<int32_t>(s.shape.numel);
+  const int64_t chunks = (s.shape.numel + kChunk - 1) / kChunk;
+  const dim3 grid = chunk_grid(chunks, s.slices);
+  at::Tensor tallies = at::empty({s.slices, chunks}, parent.options());
+  cuda::launch<tally_kernel>(grid, kChunk, stream, P, numel, s.slices, max_size, tallies.data_ptr<int32_t>());
+  const at::Tensor ends = at::cumsum(tallies, 1, at::kInt);
+  at::Tensor drawn = at::full({s.slices}, -1, parent.options());
+  cuda::launch<select_kernel>(grid, kChunk, stream, P, numel, s.slices, max_size, ends.data_ptr<int32_t>(),
+                              p.draw.data_ptr<float>(), drawn.data_ptr<int32_t>());
+  cuda::launch<pick_kernel>(grid, kChunk, stream, m.data_ptr<bool>(), P, numel, s.slices, drawn.data_ptr<int32_t>(),
+                            p.out.data_ptr<bool>());
+  return p.out;
+}
+
 }  // namespace
 
-MORPHAUG_CUDA_KERNELS(m) { m.impl("filter_components", &filter_components_cuda); }
+MORPHAUG_CUDA_KERNELS(m) {
+  m.impl("filter_components", &filter_components_cuda);
+  m.impl("pick_component", &pick_component_cuda);
+}
 
 }  // namespace morphaug

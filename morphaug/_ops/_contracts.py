@@ -228,6 +228,7 @@ KERNELS = {kernel.name: kernel for kernel in [
     # the component kernels take the label maps of label's kernel (at most 8 axes, as it)
     Kernel("label_sizes", _LABEL_DTYPES, 8, "RandRemoveComponent: the voxels of each component"),
     Kernel("filter_components", None, 8, "KeepLargestComponents, RemoveSmallComponents", limit=_slice_voxels),
+    Kernel("pick_component", None, 8, "RandRemoveComponent", limit=_slice_voxels),
     Kernel("region_stats", _FLAT_GREY_DTYPES, 16, "the measurements (sum_labels .. find_objects)",
            limit=_slice_voxels),
     Kernel("region_histogram", _FLAT_GREY_DTYPES, 16, "histogram", limit=_slice_voxels),

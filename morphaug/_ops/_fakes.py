@@ -13,7 +13,7 @@ import torch
 
 from .kernels import REGION_TABLES
 
-__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "label", "label_values", "label_sizes", "filter_components", "grey_box",
+__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "label", "label_values", "label_sizes", "filter_components", "pick_component", "grey_box",
            "grey_footprint", "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
            "sinkhorn_scaling", "grid_barycenter", "region_stats", "region_histogram", "region_median",
@@ -92,6 +92,10 @@ def region_median(input, labels, table, rule, slots):
 
 def filter_components(mask, structure, keep, min_size):
     return mask.new_empty((mask.shape[0], 1, *mask.shape[2:]))
+
+
+def pick_component(mask, structure, draw, max_size):
+    return torch.empty_like(mask)
 
 
 def grey_box(input, size, origin, modes, cval, maximum):

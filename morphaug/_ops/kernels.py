@@ -29,7 +29,7 @@ __all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "la
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
            "label_values",
-           "filter_components", "region_stats", "region_histogram", "region_median", "REGION_TABLES",
+           "filter_components", "pick_component", "region_stats", "region_histogram", "region_median", "REGION_TABLES",
            "sinkhorn_scaling", "watershed_ift",
            "grid_barycenter", "MODE_CODES", "BALL_METRIC_CODES"]
 
@@ -672,6 +672,12 @@ def region_median(input: torch.Tensor, labels: torch.Tensor | None, table: torch
     return ops_for(input).region_median(input, labels, table, list(rule), slots)
 
 
+def _hop_structure(rank: int, connectivity: int) -> list[int]:
+    """``generate_binary_structure(rank, connectivity)``'s flags in C order, plain ints (constants while
+    Dynamo traces)."""
+    return [int(sum(map(abs, step)) <= connectivity) for step in itertools.product((-1, 0, 1), repeat=rank)]
+
+
 def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size: int) -> torch.Tensor:
     """The voxels of the components that a component filter removes, in some channel.
 
@@ -692,9 +698,29 @@ def filter_components(mask: torch.Tensor, connectivity: int, keep: int, min_size
     component's size counted into its root's entry, one launch per kept rank
     (each slice's greatest key below the last), one marking the removed voxels.
     """
-    rank = mask.ndim - 2  # the structure's flags in C order, plain ints (constants while Dynamo traces)
-    flags = [int(sum(map(abs, step)) <= connectivity) for step in itertools.product((-1, 0, 1), repeat=rank)]
-    return ops_for(mask).filter_components(mask, flags, keep, min_size)
+    return ops_for(mask).filter_components(mask, _hop_structure(mask.ndim - 2, connectivity), keep, min_size)
+
+
+def pick_component(mask: torch.Tensor, connectivity: int, draw: torch.Tensor, max_size: int) -> torch.Tensor:
+    """The voxels of one drawn component of each mask (``RandRemoveComponent``).
+
+    Args:
+        mask: bool ``(B, C, *S)``, 1 to 8 spatial axes, slices under ``2**31`` voxels.
+        connectivity: neighbours within this many orthogonal hops are joined (as :func:`filter_components`).
+        draw: float32 ``(B, C)`` on the mask's device: each slice loses the eligible component of
+            rank ``floor(draw * n)`` (at most ``n - 1``) among its ``n`` eligible ones in label
+            order; a negative draw: none.
+        max_size: the components of fewer voxels are eligible.
+
+    Returns:
+        bool ``(B, C, *S)``: each slice's drawn component.
+
+    CPU: a task per slice through :func:`label`'s run scan, the drawn label's runs marked (no
+    labels written). CUDA: :func:`label`'s union-find parents with each component's size in its
+    root's entry (as :func:`filter_components`), the eligible roots tallied per chunk of voxels and
+    summed along the slice, the drawn root found by a block-wide count in its chunk.
+    """
+    return ops_for(mask).pick_component(mask, _hop_structure(mask.ndim - 2, connectivity), draw, max_size)
 
 
 def watershed_ift(input: torch.Tensor, markers: torch.Tensor, offsets: Sequence[int], dtype: torch.dtype):

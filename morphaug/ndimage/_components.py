@@ -8,7 +8,8 @@ per mask (the native ``filter_components`` runs the whole filter where it
 takes the call: on the CPU each mask through ``label``'s run scan, its runs
 keeping their labels, counted, the rule applied and the removed runs marked,
 with no ``(b, c, voxel)`` labels; on CUDA ``label``'s union-find, the sizes
-counted at the components' roots and the rule applied there, with no table).
+counted at the components' roots and the rule applied there, with no table;
+``pick_component`` draws one component per mask the same way).
 The component transforms of ``morphaug.transforms`` run on these.
 """
 
@@ -23,7 +24,7 @@ from .. import _ops
 from ._label import label
 from ._structure import generate_binary_structure
 
-__all__ = ["Components", "components", "removed_components", "any_channel"]
+__all__ = ["Components", "components", "removed_components", "drawn_components", "any_channel"]
 
 #: The most an int32 index counts.
 _INT32_MAX = torch.iinfo(torch.int32).max
@@ -64,7 +65,7 @@ def _label_sizes_torch(labels: torch.Tensor, width: int) -> torch.Tensor:
     return sizes.view(*labels.shape[:2], width)
 
 
-_LABEL_SIZES = _ops.Table("component sizes (RandRemoveComponent)", [
+_LABEL_SIZES = _ops.Table("component sizes (the torch backends of the component filters and draws)", [
     _ops.Case("every label map", "label_sizes", lambda labels, width: True, _ops.kernels.label_sizes),
 ], _label_sizes_torch)
 
@@ -150,6 +151,37 @@ def removed_components(masks: torch.Tensor, hops: int, keep: int, min_size: int)
     goes when it has fewer than ``min_size`` voxels or, with ``keep >= 1``, when it is not among
     the ``keep`` largest of its mask (the higher label first among equal sizes)."""
     return _FILTER(masks, masks, hops, keep, min_size)
+
+
+def _pick_torch(masks: torch.Tensor, hops: int, draw: torch.Tensor, max_size: int) -> torch.Tensor:
+    """The torch backend of ``pick_component``: the components labelled and counted in one table over
+    all masks; the eligible ones counted along the table, each mask's drawn one found by a search."""
+    found = components(masks, hops)
+    eligible = (found.sizes > 0) & (found.sizes < max_size)
+    done = eligible.cumsum(0)  # eligible components up to each slot, over all masks in order
+    start = done[found.first]  # those of the masks before each (its label 0 is none)
+    total = done[found.first + found.counts] - start
+    rank = (draw.reshape(-1).double() * total).floor().long()
+    rank = torch.minimum(rank, total - 1).clamp_min(0)
+    # the label of the (rank+1)-th eligible component of each mask; past its last label when there is none
+    target = torch.searchsorted(done, start + rank + 1) - found.first
+    target = torch.where(draw.reshape(-1) >= 0, target, -1)
+    labels = found.labels.view(target.numel(), math.prod(masks.shape[2:]))
+    return (labels == target[:, None]).view(masks.shape)
+
+
+_PICK = _ops.Table("component draws (RandRemoveComponent)", [
+    _ops.Case("every mask", "pick_component", lambda masks, hops, draw, max_size: True,
+              _ops.kernels.pick_component),
+], _pick_torch)
+
+
+def drawn_components(masks: torch.Tensor, hops: int, draw: torch.Tensor, max_size: int) -> torch.Tensor:
+    """The voxels of one drawn component of each ``(b, k)`` mask of bool ``masks (B, K, *spatial)``
+    (joined within ``hops`` orthogonal hops): bool ``(B, K, *spatial)``. Of the ``n`` components of
+    fewer than ``max_size`` voxels, in label order, the one of rank ``floor(draw * n)`` (at most
+    ``n - 1``) for the float32 ``draw (B, K)``; none where the draw is negative or ``n == 0``."""
+    return _PICK(masks, masks, hops, draw, max_size)
 
 
 def any_channel(masks: torch.Tensor) -> torch.Tensor:

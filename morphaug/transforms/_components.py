@@ -11,9 +11,11 @@ documented class inference.
   an ``index_add_`` counts the components into a ``(sample * class,
   label)`` table, the rule (a top-k, a threshold) is applied there and an
   ``index_select`` maps it back to the voxels).
-* :class:`RandRemoveComponent` labels the batch and counts it into that
-  table (the same module's), draws a component per row by a cumulative
-  count, and compares the labels with it.
+* :class:`RandRemoveComponent` takes the drawn components from the same
+  module's component draw (the native ``pick_component`` kernel where it
+  takes the call; elsewhere the batch labelled and counted into that table,
+  a component drawn per row by a cumulative count, the labels compared with
+  it).
 
 The labels are then rebuilt with the class precedence of
 :func:`~morphaug.transforms._labels.recombine`: a removed voxel becomes
@@ -30,7 +32,7 @@ import torch
 from .._checks import check_probability, is_int
 from ..ndimage import _components
 from ._base import Deterministic, Param, check_sampling, per_sample, randint, sampling_for, uniform
-from ._labels import LabelTransform, any_channel, class_masks, class_table, clear, recombine
+from ._labels import LabelTransform, any_channel, blend, class_masks, class_table, clear, recombine
 
 __all__ = ["KeepLargestComponents", "RemoveSmallComponents", "RandRemoveComponent"]
 
@@ -339,21 +341,24 @@ class RandRemoveComponent(LabelTransform):
         fmt = self._format(x)
         table = params["classes"]
         masks = class_masks(x, fmt, table)
-        batch, count = masks.shape[:2]
-        found = _components.components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__))
+        count = masks.shape[1]
+        active = params["apply"][:, None] & params["class_apply"]
+        draw = torch.where(active, params["component"], -1.0)  # a negative draw: no component
         # eligible: fewer voxels than max_fraction * N (an integer bound: exact for the float product)
-        eligible = (found.sizes > 0) & (found.sizes < math.ceil(self.max_fraction * math.prod(x.shape[2:])))
-        done = eligible.cumsum(0)  # eligible components up to each slot, over all masks in order
-        start = done[found.first]  # those of the masks before each (its label 0 is none)
-        total = done[found.first + found.counts] - start
-        rank = (params["component"].reshape(-1).double() * total).floor().long()
-        rank = torch.minimum(rank, total - 1).clamp_min(0)
-        # the label of the (rank+1)-th eligible component of each mask; past its last label when there is none
-        target = torch.searchsorted(done, start + rank + 1) - found.first
-        active = per_sample(params["apply"][:, None] & params["class_apply"], masks.ndim)
-        labels = found.labels.view(batch * count, math.prod(x.shape[2:]))
-        removed = (labels == target[:, None]).view(masks.shape) & active
+        bound = math.ceil(self.max_fraction * math.prod(x.shape[2:]))
+        removed = _components.drawn_components(masks, _hops(x.ndim - 2, self.connectivity, type(self).__name__),
+                                               draw, bound)
         columns = torch.arange(count, device=x.device)
-        moves = (params["other"][..., None] == columns) & (params["to_other"] & (params["other"] != columns))[..., None]
-        gained = torch.bmm(moves.transpose(1, 2).float(), removed.flatten(2).float()).view(masks.shape) > 0
+        moved = params["to_other"] & (params["other"] != columns)
+        if fmt == "index":  # a voxel is of one class: a removed one takes its column's destination
+            destination = torch.where(moved, table.expand(x.shape[0], -1).gather(1, params["other"]),
+                                      self.fill_value).to(x.dtype)
+            out = x
+            for j in range(count):
+                out = blend(removed[:, j:j + 1], per_sample(destination[:, j], x.ndim), out)
+            return out
+        moves = (params["other"][..., None] == columns) & moved[..., None]
+        gained = torch.zeros_like(removed)
+        for j in range(count):  # column j's removed voxels to the columns its draw moves them to (bool: no float bmm)
+            gained |= removed[:, j:j + 1] & moves[:, j].view(*moves.shape[::2], *(1,) * (x.ndim - 2))
         return recombine(x, fmt, masks, (masks & ~removed) | gained, table, self.fill_value)

@@ -298,6 +298,15 @@ def _fill(x: torch.Tensor, where: torch.Tensor, value: int) -> torch.Tensor:
     return x.masked_fill(where, value)
 
 
+def _holds(dtype: torch.dtype, value: int) -> bool:
+    """Whether labels of ``dtype`` hold the class ``value`` (floating dtypes round: not checked)."""
+    if dtype == torch.bool:
+        return value <= 1
+    if dtype.is_floating_point:
+        return True
+    return value <= torch.iinfo(dtype).max
+
+
 def blend(where: torch.Tensor, new, old: torch.Tensor) -> torch.Tensor:
     """``torch.where(where, new, old)`` for a bool ``where`` broadcastable to
     ``old``, and ``new`` a tensor of ``old``'s dtype (or a Python int for
@@ -348,6 +357,9 @@ class LabelTransform(BatchTransform):
         if fmt == "onehot" and self.fill_value is not None and 0 < x.shape[1] <= self.fill_value:
             raise ValueError(f"{type(self).__name__}: fill_value={self.fill_value} is not a channel of "
                              f"one-hot labels with {x.shape[1]} channels")
+        if fmt == "index" and self.fill_value is not None and not _holds(x.dtype, self.fill_value):
+            raise ValueError(f"{type(self).__name__}: fill_value={self.fill_value} does not fit index labels of "
+                             f"dtype {x.dtype}")
         return fmt
 
     def _labels(self, x: torch.Tensor) -> tuple[str, tuple[int, ...]]:
