@@ -281,7 +281,7 @@ CALLS = [
     call("ndimage.variance", lambda d, n: (ndimage.variance, (_image(d, B, 1, n, n, n), _labels(d, B, 1, n, n, n)),
                                            {"index": [1, 2]}), native={"region_stats"}),
     call("ndimage.median", lambda d, n: (ndimage.median, (_image(d, B, 1, n, n, n), _labels(d, B, 1, n, n, n)),
-                                         {"index": [1, 2]})),
+                                         {"index": [1, 2]}), native={"region_median"}),
     call("ndimage.extrema", lambda d, n: (ndimage.extrema, (_image(d, B, 1, n, n, n), _labels(d, B, 1, n, n, n)),
                                           {"index": [1, 2]}), native={"region_stats"}),
     call("ndimage.histogram", lambda d, n: (ndimage.histogram, (_image(d, B, 1, n, n, n), 0.0, 1.0, 16), {}),

@@ -329,6 +329,10 @@ def _kernel_cases(torch, device, n, batch):
          voxels * 8),
         ("region_histogram 64 bins, 200 labels (global counts)", lambda: ndimage.histogram(
             values, 0.0, 1.0, 64, many, list(range(200))), voxels * 8),
+        ("region_median 3 labels (float32: 5 passes)", lambda: ndimage.median(values, labels, [0, 1, 2]),
+         voxels * 8),
+        ("region_median 200 labels (global digit counts)", lambda: ndimage.median(values, many, list(range(200))),
+         voxels * 8),
         ("watershed_ift, slices of 64^2 (a thread each)", lambda: ndimage.watershed_ift(plains, sources),
          plains.numel() * 5),
     ], mask

@@ -1,5 +1,5 @@
-"""The CUDA launchers of ``region_stats`` (the measurements) and ``region_histogram``, run by the
-emulator in every thread order, against the torch scatters, the CPU kernels and SciPy: the random calls of
+"""The CUDA launchers of ``region_stats`` (the measurements), ``region_histogram`` and ``region_median``,
+run by the emulator in every thread order, against the torch scatters, the CPU kernels and SciPy: the random calls of
 tests/test_measurements_native.py (every label dtype, bool and unsigned included, float and
 integer values, index None / int / span / sorted table with absent and repeated values, huge
 labels, empty slices, shared label axes), on block-local tables (few slots) and global ones
@@ -28,6 +28,9 @@ needs_histogram = pytest.mark.skipif(NATIVE is None or not hasattr(torch.ops.mor
 needs_histogram_emulator = pytest.mark.skipif(
     EMULATOR is None or not hasattr(torch.ops.morphaug_emu, "region_histogram"),
     reason=WHY_NO_EMULATOR or "morphaug._C_emu has no region_histogram")
+needs_median_emulator = pytest.mark.skipif(
+    EMULATOR is None or not hasattr(torch.ops.morphaug_emu, "region_median") or not CPU,
+    reason=WHY_NO_EMULATOR or "morphaug._C_emu has no region_median")
 ORDERS = [("forward", 0), ("reverse", 0), ("shuffle", 1), ("shuffle", 2)]
 
 
@@ -109,6 +112,36 @@ def test_the_histogram_kernel_checks_its_edges():
             torch.ops.morphaug.region_histogram(x, None, None, [0, 0, 0, 0], 1, edges)
 
 
+def median_cases(count: int, seed: int):
+    """The random calls of tests/test_measurements_native.py, then int8 values, floats with -0.0, NaN and
+    ties, and a whole slice of many equal values (every middle in one digit's count)."""
+    yield from cases(count, seed)
+    g = torch.Generator().manual_seed(seed)
+    labels = torch.randint(0, 5, (2, 1, 31, 40), generator=g)
+    yield torch.randint(-128, 128, (2, 2, 31, 40), generator=g, dtype=torch.int8), labels, [0, 1, 2, 3, 4, 7]
+    signed = torch.tensor([-0.0, 0.0, float("nan"), -1.5, 1.5, float("-inf"), float("inf"), 2.0])
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        x = signed[torch.randint(0, 8, (2, 2, 31, 40), generator=g)].to(dtype)
+        yield x, labels, None
+        yield x, None, None
+    yield torch.full((1, 2, 3000), 7, dtype=torch.int32), torch.randint(0, 3, (1, 1, 3000), generator=g), [2, 0]
+
+
+@needs_median_emulator
+@pytest.mark.parametrize("order", ORDERS, ids=lambda o: f"{o[0]}{o[1]}")
+def test_emulated_medians_match_the_cpu_kernel(order):
+    """region_median's counts, middles (region_stats' keys) and least values: the radix select on the
+    emulator equals the CPU kernel's sort, bit for bit (shared digit counts up to 8 columns, global beyond)."""
+    seed = 300 + order[1] + 10 * (order[0] == "reverse")
+    for k, (x, labels, index) in enumerate(median_cases(14, seed)):
+        where = f"{order} case {k}: {x.dtype} {tuple(x.shape)} {None if labels is None else labels.dtype} {index}"
+        args = _regions._rule(x, labels, index).kernel_args
+        with emulated(*order):
+            got = _ops.kernels.region_median(x, *args)
+        for name, have, want in zip(("count", "low", "high", "least"), got, _ops.kernels.region_median(x, *args)):
+            assert torch.equal(have, want), (where, name)
+
+
 def emulation_cases() -> dict:
     """Cases of tests/test_cuda_emulation.py's table: ``(call(device), reference())``, exact results."""
     g = torch.Generator().manual_seed(3)
@@ -145,8 +178,28 @@ def emulation_cases() -> dict:
         "region_histogram 80 bins of 60 labels (global counts)": (
             lambda device: ndimage.histogram(x.to(device), -6.0, 6.0, 80, labels.to(device) * 10, list(range(60))),
             lambda: histogram_reference(x, wide, labels * 10, list(range(60)))),
+        "region_median of 4 labels by a span (block digit counts)": (
+            lambda device: ndimage.median(x.to(device), labels.to(device), [5, 1, 2, 4]),
+            lambda: [(np.array([[ndi.median(x[b, c].numpy(), labels[b, 0].numpy(), [5, 1, 2, 4]) for c in range(2)]
+                                for b in range(2)]), True)]),
+        "region_median of 60 labels (global digit counts)": (
+            lambda device: ndimage.median(x.to(device), labels.to(device) * 10, list(range(60))),
+            lambda: [(np.array([[ndi.median(x[b, c].numpy(), labels[b, 0].numpy() * 10, list(range(60)))
+                                 for c in range(2)] for b in range(2)]), True)]),
         "region_stats extrema by a span (block tables)": (
             lambda device: ndimage.extrema(x.to(device), labels.to(device), [5, 1, 2, 9]), extrema_reference),
         "region_stats find_objects of 89 labels (global tables)": (
             lambda device: ndimage.find_objects(many.to(device), 89), boxes_reference),
     }
+
+
+def test_the_cuda_median_takes_the_columns_its_digit_counts_hold():
+    """On CUDA region_median's digit counts (2 KiB per column of a slice) take at most 4 bytes per voxel
+    of a slice, or 256 KiB; more columns go to the torch sort. The CPU kernel takes any."""
+    from morphaug._ops._contracts import KERNELS
+
+    kernel = KERNELS["region_median"]
+    assert kernel.fits((64, 64), {"slots": 128}, "cuda") is None  # 256 KiB
+    assert kernel.fits((512, 512), {"slots": 512}, "cuda") is None  # 1 MiB, 4 bytes per voxel
+    assert "at most 128 columns" in kernel.fits((64, 64), {"slots": 129}, "cuda")
+    assert kernel.fits((64, 64), {"slots": 10**6}, "cpu") is None

@@ -1,5 +1,5 @@
-// CUDA launchers of morphaug::region_stats and region_histogram
-// (core/region_stats.h).
+// CUDA launchers of morphaug::region_stats, region_histogram and
+// region_median (core/region_stats.h).
 //
 // region_stats: a block per
 // kChunk voxels of a slice, neighbouring threads on neighbouring voxels, the
@@ -10,6 +10,9 @@
 // few slots a block accumulates in shared memory and adds its tables to the
 // global ones once; otherwise every voxel updates the global tables. No host
 // read: two launches at most, after the tables' fills.
+#include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
+
 #include <vector>
 
 #include "../core/region_stats.h"
@@ -287,11 +290,246 @@ at::Tensor region_histogram_cuda(const at::Tensor& input, const std::optional<at
   return h.counts;
 }
 
+// --- region_median: a radix select of each column's two middles -------------
+// Each voxel's value becomes a compact key of the dtype's width (8 to 64 bits,
+// ordered as the values, NaN the greatest, -0.0 as 0.0). A count pass fills
+// the columns' counts (and the least label of each slice); then, per 8-bit
+// digit from the top, a pass counts the digits of the voxels whose higher
+// digits match each middle's prefix so far, and a thread per (column, middle)
+// walks its 256 counts to the digit holding its rank. After the last digit
+// the prefixes are the middles. The first digit pass also takes the least
+// value of each slice's least label. No host read, no sort: 1 + 2 * width / 8
+// launches (float32: 9), reading the values and labels once per pass.
+
+constexpr int kDigits = 256;
+constexpr int kSharedColumns = kSharedBins / (2 * kDigits);  // columns whose digit counts fit a block
+
+// The width in bits of the compact keys of dtype `code`.
+__host__ __device__ __forceinline__ int compact_bits(int code) {
+  switch (code) {
+    case kDBool: case kDU8: case kDI8: return 8;
+    case kDI16: case kDU16: case kDF16: case kDBF16: return 16;
+    case kDI32: case kDU32: case kDF32: return 32;
+    default: return 64;
+  }
+}
+
+// A float's `bits`-wide pattern as an ordered key: NaN (exponent all ones and
+// a mantissa) the greatest key, -0.0 as 0.0.
+__device__ __forceinline__ uint64_t float_key(uint64_t raw, int bits, uint64_t infinity) {
+  const uint64_t sign = uint64_t{1} << (bits - 1), all = sign | (sign - 1);
+  if ((raw & ~sign) > infinity) return all;
+  if (raw == sign) raw = 0;
+  return raw & sign ? ~raw & all : raw | sign;
+}
+
+__device__ __forceinline__ uint64_t compact_key(const void* data, int code, int64_t i) {
+  switch (code) {
+    case kDBool: return static_cast<const bool*>(data)[i];
+    case kDU8: return static_cast<const uint8_t*>(data)[i];
+    case kDI8: return static_cast<uint64_t>(static_cast<const int8_t*>(data)[i] + 128);
+    case kDI16: return static_cast<uint64_t>(static_cast<const int16_t*>(data)[i] + 32768);
+    case kDU16: return static_cast<const uint16_t*>(data)[i];
+    case kDF16: return float_key(static_cast<const uint16_t*>(data)[i], 16, 0x7C00u);
+    case kDBF16: return float_key(static_cast<const uint16_t*>(data)[i], 16, 0x7F80u);
+    case kDI32: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<const int32_t*>(data)[i]) + (int64_t{1} << 31));
+    case kDU32: return static_cast<const uint32_t*>(data)[i];
+    case kDF32: return float_key(static_cast<const uint32_t*>(data)[i], 32, 0x7F800000u);
+    case kDI64: return static_cast<uint64_t>(static_cast<const int64_t*>(data)[i]) ^ (uint64_t{1} << 63);
+    case kDU64: return static_cast<const uint64_t*>(data)[i];
+    default: return float_key(static_cast<const uint64_t*>(data)[i], 64, 0x7FF0000000000000ull);
+  }
+}
+
+// region_stats' key (NaN the greatest) of the value whose compact key is `key`.
+__device__ __forceinline__ int64_t region_key(uint64_t key, int code) {
+  const int bits = compact_bits(code);
+  const uint64_t sign = uint64_t{1} << (bits - 1), all = sign | (sign - 1);
+  uint64_t raw = key;
+  switch (code) {
+    case kDI8: raw = key - 128; break;
+    case kDI16: raw = key - 32768; break;
+    case kDI32: raw = key - (uint64_t{1} << 31); break;
+    case kDI64: raw = key ^ sign; break;
+    case kDF16: case kDBF16: case kDF32: case kDF64: raw = key & sign ? key & ~sign : ~key & all; break;
+    default: break;
+  }
+  uint64_t value[1] = {raw};  // little-endian: the low bytes hold the dtype's pattern
+  return read_sample(value, code, 0).high;
+}
+
+struct MedianParams {
+  const void* values;
+  const void* labels;
+  SlotRule rule;
+  int32_t numel, slots;
+  int64_t slices, channels, label_b, label_c;
+  int code, label_code;
+  int64_t* count;                   // (rows, slots)
+  int32_t* digits;                  // (rows, slots, 2, kDigits): the digit counts of a pass
+  const unsigned long long* prefix; // (rows, slots, 2): each middle's key so far
+  long long* least_label;           // (rows,): the least label key of each slice
+  long long* least;                 // (rows,): the least value key of that label
+  int shift;                        // the digit pass's lowest bit; -1: the count pass
+};
+
+__device__ __forceinline__ long long warp_min(long long v) {
+  for (int lanes = 16; lanes >= 1; lanes /= 2) {
+    const long long other = __shfl_xor_sync(0xffffffffu, v, lanes);
+    v = other < v ? other : v;
+  }
+  return v;
+}
+
+// The count pass (p.shift < 0) and the digit passes: region_kernel's blocks,
+// each voxel adding 1 to its column's count, or to its digit's count for each
+// middle whose prefix its higher digits match; in shared memory where a row fits.
+template <bool Shared>
+__global__ void __launch_bounds__(kThreads) median_kernel(MedianParams p) {
+  __shared__ uint32_t s_counts[Shared ? kSharedBins : 1];
+  const uint32_t begin = blockIdx.x * kChunk + threadIdx.x;  // below 2**31 + kChunk
+  const bool counting = p.shift < 0, top = p.shift + 8 == compact_bits(p.code);
+  const int width = counting ? p.slots : p.slots * 2 * kDigits;
+  for (int64_t slice = blockIdx.y; slice < p.slices; slice += gridDim.y) {
+    if (Shared) {
+      for (int j = threadIdx.x; j < width; j += blockDim.x) s_counts[j] = 0;
+      __syncthreads();
+    }
+    const int64_t offset = slice * p.numel;
+    const int64_t label_offset = (slice / p.channels * p.label_b + slice % p.channels * p.label_c) * p.numel;
+    long long least = kKeyMax;  // counting: the least label key; the top digit's pass: that label's least value key
+    for (int k = 0; k < kItems; ++k) {
+      const uint32_t i = begin + k * kThreads;
+      if (i >= static_cast<uint32_t>(p.numel)) break;
+      const int64_t label = p.labels ? read_label(p.labels, p.label_code, label_offset + i) : 0;
+      const int64_t slot = slot_of(p.rule, label);
+      if (counting) {
+        least = label < least ? label : least;
+        if (Shared) {
+          atomicAdd(s_counts + slot, 1u);
+        } else {
+          atomicAdd(reinterpret_cast<unsigned long long*>(p.count + slice * p.slots + slot), 1ull);
+        }
+        continue;
+      }
+      const uint64_t key = compact_key(p.values, p.code, offset + i);
+      if (top && p.labels && label == p.least_label[slice]) {
+        const long long value = region_key(key, p.code);
+        least = value < least ? value : least;
+      }
+      for (int t = 0; t < 2; ++t) {
+        const int64_t entry = (slice * p.slots + slot) * 2 + t;
+        if (!top && (key ^ p.prefix[entry]) >> (p.shift + 8) != 0) continue;
+        const int at = static_cast<int>((slot * 2 + t) * kDigits + (key >> p.shift & (kDigits - 1)));
+        if (Shared) {
+          atomicAdd(s_counts + at, 1u);
+        } else {
+          atomicAdd(p.digits + slice * p.slots * 2 * kDigits + at, 1);
+        }
+      }
+    }
+    if (p.labels && (counting || top)) {
+      least = warp_min(least);
+      if (threadIdx.x % 32 == 0 && least != kKeyMax) atomicMin(counting ? p.least_label + slice : p.least + slice, least);
+    }
+    if (Shared) {
+      __syncthreads();
+      for (int j = threadIdx.x; j < width; j += blockDim.x) {
+        if (s_counts[j] == 0) continue;
+        if (counting) {
+          atomicAdd(reinterpret_cast<unsigned long long*>(p.count + slice * p.slots + j),
+                    static_cast<unsigned long long>(s_counts[j]));
+        } else {
+          atomicAdd(p.digits + slice * p.slots * 2 * kDigits + j, static_cast<int>(s_counts[j]));
+        }
+      }
+      __syncthreads();  // before the next slice resets the counts
+    }
+  }
+}
+
+// After a digit pass, a thread per (row, column, middle): the digit holding its
+// rank (set from the count before the top digit) extends its prefix; the
+// counts go back to 0 for the next pass. After the last digit: the middle.
+__global__ void median_select_kernel(const int64_t* count, int32_t* digits, unsigned long long* prefix,
+                                     int64_t* rank, int64_t entries, int shift, bool top, int code,
+                                     int64_t* low, int64_t* high) {
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < entries;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t n = count[e / 2];
+    int32_t* bins = digits + e * kDigits;
+    if (n == 0) continue;  // no voxel, no count: middles of 0
+    int64_t k = top ? (e % 2 == 0 ? (n - 1) / 2 : n / 2) : rank[e];
+    int chosen = 0;
+    for (int d = 0, found = 0; d < kDigits; ++d) {
+      const int64_t h = bins[d];
+      bins[d] = 0;
+      if (found) continue;
+      if (k < h) {
+        chosen = d;
+        found = 1;
+      } else {
+        k -= h;
+      }
+    }
+    const unsigned long long key = (top ? 0ull : prefix[e]) | static_cast<unsigned long long>(chosen) << shift;
+    prefix[e] = key;
+    rank[e] = k;
+    if (shift == 0) (e % 2 == 0 ? low : high)[e / 2] = region_key(key, code);
+  }
+}
+
+std::vector<at::Tensor> region_median_cuda(const at::Tensor& input, const std::optional<at::Tensor>& labels,
+                                           const std::optional<at::Tensor>& table, at::IntArrayRef rule,
+                                           int64_t slots) {
+  const cuda::DeviceGuard guard(input.device());
+  const RegionCall c = region_call(input, labels, table, rule, slots, kRegionCount);
+  const auto i64 = input.options().dtype(at::kLong);
+  at::Tensor count = at::zeros({c.slices, slots}, i64), low = at::zeros({c.slices, slots}, i64);
+  at::Tensor high = at::zeros({c.slices, slots}, i64);
+  if (c.numel == 0) return {count, low, high, at::zeros({c.slices}, i64)};
+  // the least value key of each slice's least label (0 without labels)
+  at::Tensor least = c.labels.defined() ? at::full({c.slices}, kKeyMax, i64) : at::zeros({c.slices}, i64);
+  const int64_t entries = c.slices * slots * 2;
+  TORCH_CHECK(slots * 2 * kDigits < (int64_t{1} << 31), "morphaug::region_median: 2**22 slots or more");
+  at::Tensor digits = at::zeros({entries * kDigits}, input.options().dtype(at::kInt));
+  at::Tensor prefix = at::empty({entries}, i64), rank = at::empty({entries}, i64);
+  at::Tensor least_label = at::full({c.slices}, kKeyMax, i64);
+  MedianParams p{};
+  const dim3 grid = read_voxels(c, p);
+  p.slots = static_cast<int32_t>(slots);
+  p.count = count.data_ptr<int64_t>();
+  p.digits = digits.data_ptr<int32_t>();
+  p.prefix = reinterpret_cast<const unsigned long long*>(prefix.data_ptr<int64_t>());
+  p.least_label = reinterpret_cast<long long*>(least_label.data_ptr<int64_t>());
+  p.least = reinterpret_cast<long long*>(least.data_ptr<int64_t>());
+  const cudaStream_t stream = cuda::current_stream();
+  auto pass = [&](int shift, bool shared) {
+    p.shift = shift;
+    if (shared) {
+      cuda::launch<median_kernel<true>>(grid, kThreads, stream, p);
+    } else {
+      cuda::launch<median_kernel<false>>(grid, kThreads, stream, p);
+    }
+  };
+  pass(-1, slots <= kSharedBins);
+  const int bits = compact_bits(c.code);
+  for (int shift = bits - 8; shift >= 0; shift -= 8) {
+    pass(shift, slots <= kSharedColumns);
+    cuda::launch<median_select_kernel>(blocks_for(entries), kThreads, stream, count.data_ptr<int64_t>(),
+                                       p.digits, reinterpret_cast<unsigned long long*>(prefix.data_ptr<int64_t>()),
+                                       rank.data_ptr<int64_t>(), entries, shift, shift + 8 == bits, c.code,
+                                       low.data_ptr<int64_t>(), high.data_ptr<int64_t>());
+  }
+  return {count, low, high, least};
+}
+
 }  // namespace
 
 MORPHAUG_CUDA_KERNELS(m) {
   m.impl("region_stats", &region_stats_cuda);
   m.impl("region_histogram", &region_histogram_cuda);
+  m.impl("region_median", &region_median_cuda);
 }
 
 }  // namespace morphaug

@@ -93,6 +93,21 @@ def _slice_voxels(spatial, args, device_type):
     return None
 
 
+#: The digit counts of region_median's radix select on CUDA: 2 KiB per column of a slice.
+_MEDIAN_COLUMN_BYTES = 2 * 256 * 4
+
+
+def _median_columns(spatial, args, device_type):
+    """Slices fit int32 indices; on CUDA, the digit counts of the columns (``args["slots"]``) take at
+    most 4 bytes per voxel of a slice, or 256 KiB."""
+    misfit = _slice_voxels(spatial, args, device_type)
+    slots = (args or {}).get("slots", 1)
+    if misfit or device_type != "cuda" or slots * _MEDIAN_COLUMN_BYTES <= max(4 * math.prod(spatial), 2**18):
+        return misfit
+    return (f"on CUDA it takes at most {max(4 * math.prod(spatial), 2**18) // _MEDIAN_COLUMN_BYTES} columns "
+            f"for slices of shape {tuple(spatial)}, got {slots}")
+
+
 #: The largest radius of the CPU ball kernel (its int16 values hold distances just above it);
 #: the CUDA kernel clamps radii instead.
 _BALL_MAX_RADIUS_CPU = 127
@@ -232,7 +247,7 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("region_stats", _FLAT_GREY_DTYPES, 16, "the measurements (sum_labels .. find_objects)",
            limit=_slice_voxels),
     Kernel("region_histogram", _FLAT_GREY_DTYPES, 16, "histogram", limit=_slice_voxels),
-    Kernel("region_median", _FLAT_GREY_DTYPES, 16, "median", limit=_slice_voxels),
+    Kernel("region_median", _FLAT_GREY_DTYPES, 16, "median", limit=_median_columns),
     # at most 80 neighbour offsets: a (3,) * S structure of up to 4 axes
     Kernel("watershed_ift", frozenset({torch.uint8, torch.uint16}), 4, "watershed_ift", limit=_slice_voxels),
 ]}

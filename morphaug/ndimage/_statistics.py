@@ -5,8 +5,8 @@ They take ``labels`` and ``index`` as the measurements of ``_measurements``
 do and reduce every region of every ``(b, c)`` slice at once: the tables of
 ``_regions`` (variance: SciPy's two passes, the mean first, then the
 centred squares), each region's middle values selected (median: the native
-``region_median`` on the CPU, else one sort of the whole batch by region and
-value), one pass counting each voxel's ``(region, bin)`` (histogram: the
+``region_median``, a counting sort and selections on the CPU, a radix select
+on CUDA; else one sort of the whole batch by region and value), one pass counting each voxel's ``(region, bin)`` (histogram: the
 native ``region_histogram``, else a torch scatter). No loop over samples or
 labels.
 """
@@ -199,7 +199,8 @@ def _middles_native(input: torch.Tensor, rule: _Rule):
 
 
 _MIDDLES = _ops.Table("median", [
-    _ops.Case(_KERNEL_CASE, "region_median", _kernel_takes, _middles_native),
+    _ops.Case(_KERNEL_CASE, "region_median", _kernel_takes, _middles_native,
+              sizes=lambda input, rule: {"slots": rule.slots}),
 ], _middles_torch)
 
 
@@ -237,9 +238,11 @@ def median(input, labels=None, index=None):
     Notes
     -----
     Exact: each region's middle values are selected from its voxels (the
-    native ``region_median`` on the CPU: a counting sort of each slice by
-    region, then a selection per region; elsewhere the whole batch sorted
-    once by region and value). A region
+    native ``region_median``: on the CPU a counting sort of each slice by
+    region, then a selection per region; on CUDA a radix select of every
+    region's middles at once, 8 bits per pass over the voxels; on the torch
+    backend, and on CUDA for more regions than 4 bytes of digit counts per
+    voxel hold, the whole batch sorted once by region and value). A region
     without voxels gets SciPy's value: NaN where SciPy returns a scalar
     (``index`` None or an int), and for an index sequence what SciPy's sort
     puts there, the least value of the slice's least label. NaN sorts last,
