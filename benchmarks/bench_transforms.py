@@ -9,6 +9,9 @@
   KeepLargestConnectedComponent looped over the samples (skimage labelling).
 * RemoveSmallComponents on one-hot labels against MONAI's RemoveSmallObjects
   looped over the samples (skimage's remove_small_objects).
+* RandGreyMorphology (the seven grey ops, ball / cube / cross of radius 1..2
+  per sample) against a per-sample scipy.ndimage loop with the drawn op and
+  footprint.
 * RandRemoveComponent (nnU-Net's cascade augmentation, with moves to other
   classes) against batchgeneratorsv2's way: per sample, per class, skimage's
   ``label``, the sizes, one eligible component drawn and reassigned.
@@ -25,8 +28,8 @@ import numpy as np
 import torch
 
 from _timing import Row, timeit
-from morphaug.transforms import (DistanceMap, KeepLargestComponents, RandLabelMorphology, RandRemoveComponent,
-                                 RemoveSmallComponents)
+from morphaug.transforms import (DistanceMap, KeepLargestComponents, RandGreyMorphology, RandLabelMorphology,
+                                 RandRemoveComponent, RemoveSmallComponents)
 
 try:
     import scipy.ndimage as ndi
@@ -124,6 +127,41 @@ def _monai_min_size(smallest_kept: int) -> int:
     probe[0, 0, 0, :3] = 1
     inclusive = _monai_per_sample(RemoveSmallObjects(min_size=3), probe).sum() == 0
     return smallest_kept - 1 if inclusive else smallest_kept
+
+
+#: scipy.ndimage's function for each op of RandGreyMorphology.
+SCIPY_GREY = {"erosion": "grey_erosion", "dilation": "grey_dilation", "opening": "grey_opening",
+              "closing": "grey_closing", "white_tophat": "white_tophat", "black_tophat": "black_tophat",
+              "gradient": "morphological_gradient"}
+
+
+def scipy_grey_morphology(images: np.ndarray, params: dict, ops) -> np.ndarray:
+    """Per sample and channel, the drawn scipy.ndimage op with the sample's footprint."""
+    out = images.copy()
+    for b in range(images.shape[0]):
+        if params["apply"][b]:
+            op = getattr(ndi, SCIPY_GREY[ops[params["op"][b]]])
+            for c in range(images.shape[1]):
+                out[b, c] = op(images[b, c], footprint=params["footprints"][b])
+    return out
+
+
+def _grey_morphology_row(device: torch.device, batch: int, size: int, repeat: int) -> Row:
+    images = torch.rand(batch, 1, size, size, size, generator=torch.Generator().manual_seed(0)).to(device)
+    transform = RandGreyMorphology("image", radius=(1, 2), prob=1.0, generator=torch.Generator(device).manual_seed(0))
+    ours = transform(images)
+    params = transform.last_params
+    ours_s = timeit(lambda: transform(images, params=params), device, repeat=repeat)
+    reference_s, note = float("nan"), "scipy not installed"
+    if ndi is not None:
+        host = {k: v.cpu().numpy() for k, v in params.items()}
+        source = images.cpu().numpy()
+        expected = scipy_grey_morphology(source, host, transform.ops)
+        reference_s = timeit(lambda: scipy_grey_morphology(source, host, transform.ops), "cpu", repeat=repeat,
+                             warmup=0)
+        note = f"max abs diff {float(np.abs(ours.cpu().numpy() - expected).max()):.1e}"
+    return Row("RandGreyMorphology 7 ops, r=1..2", f"{batch}x1x{size}^3 float32", device.type, ours_s,
+               "scipy.ndimage grey op loop per sample", reference_s, note)
 
 
 def batchgenerators_remove_component(labels: np.ndarray, params: dict, max_fraction: float) -> np.ndarray:
@@ -242,4 +280,5 @@ def run(device: torch.device, quick: bool) -> list[Row]:
         note = f"max abs diff {error:.1e}"
     rows.append(Row("DistanceMap signed euclidean", shape, device.type, ours_s,
                     "scipy.ndimage EDT loop per sample and class", reference_s, note))
-    return rows + _component_rows(labels, device, repeat) + [_remove_component_row(labels, device, repeat)]
+    return (rows + [_grey_morphology_row(device, batch, size, repeat)] + _component_rows(labels, device, repeat)
+            + [_remove_component_row(labels, device, repeat)])

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import morphaug.footprints as footprints
+from morphaug.transforms._morphology import GREY_OPS
 from morphaug.transforms import (
     DistanceMap,
     FillHoles,
@@ -284,6 +285,22 @@ def test_grey_morphology_matches_scipy(device, ndim, config):
                 expected = source[b, c]
             assert_parity(out[b, c].cpu().numpy(), expected, exact=False, rtol=0, atol=1e-6)
 
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.uint8, torch.bool])
+def test_grey_morphology_by_sample_groups_equals_the_whole_batch_path(dtype, monkeypatch):
+    """On the CPU each op runs on the samples that drew it (or an op built on it), gathered by index;
+    the accelerators' path (every op on the whole batch, a where per op) gives the same bits."""
+    ops = GREY_OPS if dtype != torch.bool else tuple(op for op in GREY_OPS if op != "gradient")
+    image = (torch.rand(12, 2, 11, 13, generator=torch.Generator().manual_seed(1)) * 200).to(dtype)
+    transform = RandGreyMorphology("image", ops=ops, radius=(1, 3), prob=0.9,
+                                   generator=torch.Generator().manual_seed(2))
+    grouped = transform(image)
+    params = transform.last_params
+    assert len(set(params["op"][params["apply"]].tolist())) >= 4  # several ops, some built on others
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)  # the whole-batch path
+    assert torch.equal(transform(image, params=params), grouped)
+    assert not torch.equal(grouped, image)
 
 
 # --------------------------------------------------------------------------- DistanceMap

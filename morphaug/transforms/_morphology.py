@@ -35,6 +35,9 @@ __all__ = ["RandLabelMorphology", "RandGreyMorphology", "FillHoles"]
 
 LABEL_OPS = ("dilation", "erosion", "opening", "closing")
 GREY_OPS = ("erosion", "dilation", "opening", "closing", "white_tophat", "black_tophat", "gradient")
+#: The ops of GREY_OPS that each one is computed from.
+_BUILT_ON = {"opening": ("erosion",), "closing": ("dilation",), "white_tophat": ("opening",),
+             "black_tophat": ("closing",), "gradient": ("dilation", "erosion")}
 
 
 def _is_one_of(choice: torch.Tensor, names: tuple[str, ...], wanted: set[str]) -> torch.Tensor:
@@ -193,12 +196,13 @@ class RandGreyMorphology(BatchTransform):
     ``erosion``/``dilation`` (``grey_erosion``/``grey_dilation``),
     ``opening``/``closing`` (``grey_opening``/``grey_closing``),
     ``white_tophat``, ``black_tophat`` and ``gradient``
-    (``morphological_gradient``). Each op is computed once on the whole
-    batch with the per-sample footprints and each sample takes its own with
-    ``torch.where``: no host sync, no loop over samples. On the CPU, where
-    reading the draw is free, only the ops some transformed sample drew are
-    computed; on an accelerator every op in ``ops`` is (knowing which were
-    drawn would be a host sync).
+    (``morphological_gradient``). Each op is computed once, with the
+    per-sample footprints, no loop over samples: on an accelerator (and
+    while ``torch.compile`` traces) every op of ``ops`` on the whole batch,
+    each sample taking its own with ``torch.where`` (knowing which were
+    drawn would be a host sync); on the CPU, where reading the draw is free,
+    each op on the samples that drew it or an op built on it, gathered and
+    written back by index (an erosion and a dilation per sample at most).
 
     Bool images follow SciPy: the top-hats are exclusive ors, and
     ``gradient`` is not defined (NumPy has no boolean subtract), so a bool
@@ -272,41 +276,63 @@ class RandGreyMorphology(BatchTransform):
             )
 
     def apply(self, x, params):
-        results = self._ops(x, params["footprints"])
-        op = per_sample(params["op"], x.ndim)
-        out = x
-        for i in self._drawn_ops(params):
-            out = torch.where(op == i, results(self.ops[i]), out)
-        return blend(per_sample(params["apply"], x.ndim), out, x)
+        op, apply = params["op"], params["apply"]
+        if op.device.type != "cpu" or torch.compiler.is_compiling():
+            # every op on the whole batch, each sample taking its own (reading the draw would be a host sync)
+            results = self._ops(x, params["footprints"], None)
+            out = x
+            for i, name in enumerate(self.ops):
+                out = torch.where(per_sample(op, x.ndim) == i, results(name, None), out)
+            return blend(per_sample(apply, x.ndim), out, x)
+        # on the CPU the draw is read for free: each op runs on the samples that drew it or an op built on it
+        drawn = {name: (apply & (op == i)).nonzero().flatten() for i, name in enumerate(self.ops)}
+        drawn = {name: samples for name, samples in drawn.items() if samples.numel()}
+        results = self._ops(x, params["footprints"], drawn)
+        out = x.clone()
+        for name, samples in drawn.items():
+            out.index_copy_(0, samples, results(name, samples))
+        return out
 
-    def _drawn_ops(self, params) -> list[int]:
-        """The indices of the ops to compute: on the CPU those some transformed sample drew (read for
-        free), elsewhere every op (reading the draw would be a host sync), and under torch.compile
-        (a data-dependent read)."""
-        if params["op"].device.type != "cpu" or torch.compiler.is_compiling():
-            return list(range(len(self.ops)))
-        return sorted(set(params["op"][params["apply"]].tolist()))
+    def _ops(self, x: torch.Tensor, footprints: torch.Tensor, drawn: dict[str, torch.Tensor] | None):
+        """``result(name, samples)``: op ``name`` of the samples ``samples`` (sorted indices; None: the
+        whole batch). Each op runs once: on the whole batch where ``drawn`` is None, else on the samples
+        that drew it (``drawn[name]``) or an op built on it."""
+        rows = {}  # name -> the samples it runs on (None: all)
 
-    def _ops(self, x: torch.Tensor, footprints: torch.Tensor):
-        """``result(name)``: op ``name`` on the whole batch, computing each erosion/dilation once."""
-        kwargs = {"footprint": footprints, "mode": self.mode, "cval": self.cval}
+        def need(name, samples):
+            rows[name] = samples if name not in rows else torch.unique(torch.cat([rows[name], samples]))
+            for base in _BUILT_ON.get(name, ()):
+                need(base, samples)
+
+        for name, samples in (drawn or {}).items():
+            need(name, samples)
+
+        def part(name, tensor):  # tensor (over the whole batch) on the samples of op name
+            return tensor if drawn is None else tensor.index_select(0, rows[name])
+
+        def grey(fn, name, image):
+            return fn(image, footprint=part(name, footprints), mode=self.mode, cval=self.cval)
+
         # a bool image's difference is an exclusive or, as in SciPy's top-hats
         minus = (lambda a, b: a ^ b) if x.dtype == torch.bool else (lambda a, b: a - b)
         recipes = {
-            "erosion": lambda: ndimage.grey_erosion(x, **kwargs),
-            "dilation": lambda: ndimage.grey_dilation(x, **kwargs),
-            "opening": lambda: ndimage.grey_dilation(result("erosion"), **kwargs),  # as scipy's grey_opening
-            "closing": lambda: ndimage.grey_erosion(result("dilation"), **kwargs),  # as scipy's grey_closing
-            "white_tophat": lambda: minus(x, result("opening")),
-            "black_tophat": lambda: minus(result("closing"), x),
-            "gradient": lambda: result("dilation") - result("erosion"),
+            "erosion": lambda: grey(ndimage.grey_erosion, "erosion", part("erosion", x)),
+            "dilation": lambda: grey(ndimage.grey_dilation, "dilation", part("dilation", x)),
+            # as scipy's grey_opening and grey_closing
+            "opening": lambda: grey(ndimage.grey_dilation, "opening", result("erosion", rows.get("opening"))),
+            "closing": lambda: grey(ndimage.grey_erosion, "closing", result("dilation", rows.get("closing"))),
+            "white_tophat": lambda: minus(part("white_tophat", x), result("opening", rows.get("white_tophat"))),
+            "black_tophat": lambda: minus(result("closing", rows.get("black_tophat")), part("black_tophat", x)),
+            "gradient": lambda: result("dilation", rows.get("gradient")) - result("erosion", rows.get("gradient")),
         }
         cache = {}
 
-        def result(name):
+        def result(name, samples):
             if name not in cache:
                 cache[name] = recipes[name]()
-            return cache[name]
+            if samples is None:
+                return cache[name]
+            return cache[name].index_select(0, torch.searchsorted(rows[name], samples))
 
         return result
 
