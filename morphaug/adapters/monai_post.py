@@ -173,7 +173,7 @@ class KeepLargestConnectedComponent(_Post):
         """The voxels of the components that go, ``(B, K, *spatial)``, from the masks ``(B, K, *spatial)``."""
         if self._keep is None:
             return masks
-        return masks & ~self._keep(masks.reshape(-1, 1, *masks.shape[2:])).view(masks.shape)
+        return self._keep.removed(masks.reshape(-1, 1, *masks.shape[2:])).view(masks.shape)
 
     def compute(self, x, img):
         onehot = _onehot(x, self.is_onehot)
@@ -181,9 +181,10 @@ class KeepLargestConnectedComponent(_Post):
         if not labels:
             return x
         if not onehot:
-            values = _values(labels, x)
-            masks = x[:, :1] == values
-            gone = self.removed(masks if self.independent else masks.any(1, keepdim=True)).any(1, keepdim=True)
+            masks = x[:, :1] == _values(labels, x)
+            searched = masks if self.independent else masks.any(1, keepdim=True)
+            # every mask's components in one call, the removed voxels of any of them
+            gone = searched.any(1, keepdim=True) if self._keep is None else self._keep.removed(searched)
             if x.shape[1] == 1:
                 return torch.where(gone, 0, x)
             return torch.cat([torch.where(gone, 0, x[:, :1]), x[:, 1:]], 1)

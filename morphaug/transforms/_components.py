@@ -76,13 +76,16 @@ class _ComponentFilter(Deterministic, LabelTransform):
         ``min_size`` voxels or, with ``keep >= 1``, when it is not among the ``keep`` largest."""
         raise NotImplementedError
 
+    def removed(self, masks: torch.Tensor) -> torch.Tensor:
+        """The voxels of bool ``masks (B, K, *spatial)`` whose components go (each mask's, or with
+        ``independent=False`` those of their union), in any mask: bool ``(B, 1, *spatial)``."""
+        searched = masks if self.independent else any_channel(masks)
+        hops = _hops(masks.ndim - 2, self.connectivity, type(self).__name__)
+        return _components.removed_components(searched, hops, *self._rule(masks.shape[2:]))
+
     def apply(self, x, params):
         fmt, classes = self._labels(x)
-        masks = class_masks(x, fmt, class_table(classes, x.device))
-        searched = masks if self.independent else any_channel(masks)
-        hops = _hops(x.ndim - 2, self.connectivity, type(self).__name__)
-        removed = _components.removed_components(searched, hops, *self._rule(x.shape[2:]))
-        return clear(x, fmt, removed, 0)
+        return clear(x, fmt, self.removed(class_masks(x, fmt, class_table(classes, x.device))), 0)
 
 
 class KeepLargestComponents(_ComponentFilter):
