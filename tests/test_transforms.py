@@ -762,6 +762,26 @@ def test_bad_data_fails_clearly():
         FillHoles("l", num_classes=3)([labels])
 
 
+@pytest.mark.parametrize("table", [[[1, 2, 3]], [[0, 2]], [[3, 1]], [[1, 5]], [[-1, 2]], [[1, 2], [2, 3]], [[]]])
+def test_class_masks_of_one_hot_labels(table, monkeypatch):
+    """One-hot class masks: channel ``class`` non-zero, nowhere for a class that is no channel; on the CPU a
+    shared table of channels is read (a view of consecutive channels, else an index), contiguous as the
+    kernels take it; the accelerators' gather gives the same masks."""
+    from morphaug.transforms._labels import class_masks
+
+    x = (torch.rand(2, 4, 5, 6, generator=torch.Generator().manual_seed(0)) * 3).to(torch.uint8)
+    classes = torch.tensor(table, dtype=torch.int64).view(len(table), -1)
+    expected = torch.zeros(2, classes.shape[1], 5, 6, dtype=torch.bool)
+    for b in range(2):
+        for k, c in enumerate(classes[b % len(table)].tolist()):
+            if 0 <= c < 4:
+                expected[b, k] = x[b, c] != 0
+    got = class_masks(x, "onehot", classes)
+    assert got.is_contiguous() and torch.equal(got, expected)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)  # the path that reads nothing
+    assert torch.equal(class_masks(x, "onehot", classes), expected)
+
+
 # --------------------------------------------------------------------------- CUDA specifics
 @pytest.mark.cuda
 def test_cuda_draws_stay_on_device_and_cpu_generator_works():

@@ -213,8 +213,16 @@ def class_masks(x: torch.Tensor, fmt: str, classes: torch.Tensor) -> torch.Tenso
             return x == typed  # read for free on the CPU: one pass fewer
         return (x == typed) & holds
     channels = x.shape[1]
+    valid = (table >= 0) & (table < channels)  # (B or 1, K', 1, ...): a class that is no channel is nowhere
+    if table.device.type == "cpu" and not torch.compiler.is_compiling() and table.shape[0] == 1 and bool(valid.all()):
+        # read for free on the CPU: the channels of one table, a view where they follow each other,
+        # compared into a contiguous result (the kernels' layout: no copy there)
+        columns = table.flatten().tolist()
+        follow = columns == list(range(columns[0], columns[0] + len(columns))) if columns else True
+        picked = x.narrow(1, columns[0] if columns else 0, len(columns)) if follow else x.index_select(1, table.flatten())
+        return torch.ne(picked, 0, out=torch.empty(picked.shape, dtype=torch.bool))
     picked = x.gather(1, table.clamp(0, max(channels - 1, 0)).expand(x.shape[0], -1, *x.shape[2:]))
-    return (picked != 0) & (table >= 0) & (table < channels)
+    return (picked != 0) & valid
 
 
 def take_best(classes: torch.Tensor, score: torch.Tensor, where: torch.Tensor, into: torch.Tensor) -> torch.Tensor:
@@ -284,8 +292,8 @@ def clear(x: torch.Tensor, fmt: str, lost: torch.Tensor, fill_value: int) -> tor
     one-hot voxel lost becomes one-hot, every other voxel keeps its value), in fewer passes."""
     if fmt == "index":
         return _fill(x, lost, fill_value)
-    fill = torch.full_like(lost, fill_value, dtype=torch.int64)
-    return torch.where(lost, from_index(fill, fmt, x), x)
+    channels = torch.arange(x.shape[1], device=x.device).view(1, -1, *([1] * (x.ndim - 2)))
+    return torch.where(lost, (channels == fill_value).to(x.dtype), x)  # fill_value's one-hot vector
 
 
 def _fill(x: torch.Tensor, where: torch.Tensor, value: int) -> torch.Tensor:
