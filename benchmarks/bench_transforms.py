@@ -67,6 +67,25 @@ def _ball(radius: int) -> np.ndarray:
     return (grid ** 2).sum(0) <= radius ** 2
 
 
+def _reference(installed: bool, missing: str, call, note, repeat: int) -> tuple[float, str]:
+    """The reference's median seconds for ``call()`` on the CPU and ``note(expected)`` (its result checked
+    against morphaug's); nan and ``missing`` when it is not installed."""
+    if not installed:
+        return float("nan"), missing
+    expected = call()
+    return timeit(call, "cpu", repeat=repeat, warmup=0), note(expected)
+
+
+def _same(ours: torch.Tensor):
+    """A note function: whether the reference's result equals ``ours``."""
+    return lambda expected: "identical" if np.array_equal(ours.cpu().numpy(), expected) else "OUTPUTS DIFFER"
+
+
+def _max_diff(ours: torch.Tensor):
+    """A note function: the largest absolute difference between ``ours`` and the reference's result."""
+    return lambda expected: f"max abs diff {float(np.abs(ours.cpu().numpy() - expected).max()):.1e}"
+
+
 def scipy_label_morphology(labels: np.ndarray, params: dict, ops, fill_value: int = 0) -> np.ndarray:
     """Per sample, per class: the drawn scipy binary op with a ball; then the precedence rule."""
     binary = {"dilation": ndi.binary_dilation, "erosion": ndi.binary_erosion,
@@ -152,14 +171,10 @@ def _grey_morphology_row(device: torch.device, batch: int, size: int, repeat: in
     ours = transform(images)
     params = transform.last_params
     ours_s = timeit(lambda: transform(images, params=params), device, repeat=repeat)
-    reference_s, note = float("nan"), "scipy not installed"
-    if ndi is not None:
-        host = {k: v.cpu().numpy() for k, v in params.items()}
-        source = images.cpu().numpy()
-        expected = scipy_grey_morphology(source, host, transform.ops)
-        reference_s = timeit(lambda: scipy_grey_morphology(source, host, transform.ops), "cpu", repeat=repeat,
-                             warmup=0)
-        note = f"max abs diff {float(np.abs(ours.cpu().numpy() - expected).max()):.1e}"
+    host = {k: v.cpu().numpy() for k, v in params.items()}
+    source = images.cpu().numpy()
+    reference_s, note = _reference(ndi is not None, "scipy not installed",
+                                   lambda: scipy_grey_morphology(source, host, transform.ops), _max_diff(ours), repeat)
     return Row("RandGreyMorphology 7 ops, r=1..2", f"{batch}x1x{size}^3 float32", device.type, ours_s,
                "scipy.ndimage grey op loop per sample", reference_s, note)
 
@@ -196,14 +211,11 @@ def _remove_component_row(labels: torch.Tensor, device: torch.device, repeat: in
     ours = transform(labels)
     params = transform.last_params
     ours_s = timeit(lambda: transform(labels, params=params), device, repeat=repeat)
-    reference_s, note = float("nan"), "scikit-image not installed"
-    if skimage_label is not None:
-        host = {k: v.cpu().numpy() for k, v in params.items()}
-        source = labels.cpu().numpy()
-        expected = batchgenerators_remove_component(source, host, transform.max_fraction)
-        reference_s = timeit(lambda: batchgenerators_remove_component(source, host, transform.max_fraction), "cpu",
-                             repeat=repeat, warmup=0)
-        note = "identical" if np.array_equal(ours.cpu().numpy(), expected) else "OUTPUTS DIFFER"
+    host = {k: v.cpu().numpy() for k, v in params.items()}
+    source = labels.cpu().numpy()
+    reference_s, note = _reference(
+        skimage_label is not None, "scikit-image not installed",
+        lambda: batchgenerators_remove_component(source, host, transform.max_fraction), _same(ours), repeat)
     return Row("RandRemoveComponent max_fraction=0.15, moves p=0.25", f"{batch}x1x{size}^3 uint8, "
                f"{NUM_CLASSES - 1} foreground classes", device.type, ours_s,
                "skimage label loop (batchgeneratorsv2)", reference_s, note)
@@ -257,27 +269,18 @@ def run(device: torch.device, quick: bool) -> list[Row]:
     ours = morph(data)["label"]
     params = morph.last_params
     ours_s = timeit(lambda: morph(data, params=params), device, repeat=repeat)
-    reference_s, note = float("nan"), "scipy not installed"
-    if ndi is not None:
-        host = {k: v.cpu().numpy() for k, v in params.items()}
-        source = labels.cpu().numpy()
-        expected = scipy_label_morphology(source, host, morph.ops)
-        reference_s = timeit(lambda: scipy_label_morphology(source, host, morph.ops), "cpu",
-                             repeat=repeat, warmup=0)
-        note = "identical" if np.array_equal(ours.cpu().numpy(), expected) else "OUTPUTS DIFFER"
+    host = {k: v.cpu().numpy() for k, v in params.items()}
+    source = labels.cpu().numpy()
+    reference_s, note = _reference(ndi is not None, "scipy not installed",
+                                   lambda: scipy_label_morphology(source, host, morph.ops), _same(ours), repeat)
     rows.append(Row("RandLabelMorphology ball r=1..5", shape, device.type, ours_s,
                     "scipy.ndimage binary op loop (batchgenerators)", reference_s, note))
 
     sdf = DistanceMap("label", signed=True, num_classes=NUM_CLASSES)
     ours = sdf(data)["label"]
     ours_s = timeit(lambda: sdf(data), device, repeat=repeat)
-    reference_s, note = float("nan"), "scipy not installed"
-    if ndi is not None:
-        source = labels.cpu().numpy()
-        expected = scipy_signed_distance(source)
-        reference_s = timeit(lambda: scipy_signed_distance(source), "cpu", repeat=repeat, warmup=0)
-        error = float(np.abs(ours.cpu().numpy() - expected).max())
-        note = f"max abs diff {error:.1e}"
+    reference_s, note = _reference(ndi is not None, "scipy not installed",
+                                   lambda: scipy_signed_distance(source), _max_diff(ours), repeat)
     rows.append(Row("DistanceMap signed euclidean", shape, device.type, ours_s,
                     "scipy.ndimage EDT loop per sample and class", reference_s, note))
     return (rows + [_grey_morphology_row(device, batch, size, repeat)] + _component_rows(labels, device, repeat)

@@ -162,10 +162,10 @@ def test_cpu_kernel_matches_scipy(name):
 
 
 @needs_emulator
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", list(emulation_cases()))
 @pytest.mark.parametrize("order, seed", ORDERS)
-def test_cuda_launcher_matches_scipy(name, order, seed):
-    call, expected = case(name)
+def test_cuda_launchers_match_scipy(name, order, seed):
+    call, expected = emulation_cases()[name]
     with emulated(order, seed):
         got = call("cpu")
     assert np.array_equal(got.numpy(), expected()[0][0])
@@ -190,16 +190,6 @@ def test_torch_draw_matches_scipy(name):
     x, draw, hops, max_size = pick_inputs(name)
     got = _components._pick_torch(torch.from_numpy(x), hops, torch.from_numpy(draw), max_size)
     assert np.array_equal(got.numpy(), pick_reference(x, hops, draw, max_size))
-
-
-@needs_emulator
-@pytest.mark.parametrize("name", list(PICK_CASES))
-@pytest.mark.parametrize("order, seed", ORDERS)
-def test_cuda_draw_matches_scipy(name, order, seed):
-    call, expected = pick_case(name)
-    with emulated(order, seed):
-        got = call("cpu")
-    assert np.array_equal(got.numpy(), expected()[0][0])
 
 
 def launches(kernel: str) -> int:

@@ -129,24 +129,6 @@ __device__ __forceinline__ bool eligible_root(const int32_t* P, int32_t i, int32
   return held != kNoParent<int32_t> && held < 0 && component_size(held) < max_size;
 }
 
-// The voxels before this thread's in its block that hold `flag`, and
-// (*total) all of them: a count per warp, the warps' counts in `warps`.
-// Every thread of the block calls it.
-__device__ __forceinline__ int32_t block_count_before(bool flag, int32_t* warps, int32_t* total) {
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const unsigned votes = __ballot_sync(kAllLanes, flag);
-  if (lane == 0) warps[warp] = __popc(votes);
-  __syncthreads();
-  int32_t before = __popc(votes & ((1u << lane) - 1u)), all = 0;
-  for (unsigned w = 0; w < kChunk / 32; ++w) {
-    before += w < warp ? warps[w] : 0;
-    all += warps[w];
-  }
-  __syncthreads();  // warps is free again
-  *total = all;
-  return before;
-}
-
 // Step 5 of pick_component: tallies[slice][chunk] = the chunk's eligible roots.
 __global__ void tally_kernel(const int32_t* parent, int32_t numel, int64_t slices, int64_t max_size,
                              int32_t* tallies) {
@@ -190,19 +172,25 @@ __global__ void pick_kernel(const bool* mask, const int32_t* parent, int32_t num
   }
 }
 
-// Steps 1-4 on every slice of m: int32 parents, each voxel's its root's, each
-// root's -1 - (its component's voxels).
-at::Tensor counted_parents(const at::Tensor& m, const LabelSetup& s, cudaStream_t stream) {
-  at::Tensor parent = at::empty(m.sizes(), m.options().dtype(at::kInt));
-  int32_t* P = parent.data_ptr<int32_t>();
-  const DeviceLinks links(HostLinks{s.delta, s.linear, {}}, nullptr, 0, m.device());
-  union_tiles<int32_t>(Voxels{m.data_ptr<bool>(), nullptr, Region::kInput}, P, make_tiles(s.shape), links.links,
+// Steps 1-4 on every slice of `mask`: int32 parents, each voxel's its root's,
+// each root's -1 - (its component's voxels); with the contiguous mask and the
+// grid of the chunk-wise kernels.
+struct CountedParents {
+  at::Tensor mask, parent;
+  int32_t numel;
+  dim3 grid;
+};
+
+CountedParents counted_parents(const at::Tensor& mask, const LabelSetup& s, cudaStream_t stream) {
+  CountedParents c{mask.contiguous(), at::empty(mask.sizes(), mask.options().dtype(at::kInt)),
+                   static_cast<int32_t>(s.shape.numel), chunk_grid((s.shape.numel + kChunk - 1) / kChunk, s.slices)};
+  int32_t* P = c.parent.data_ptr<int32_t>();
+  const DeviceLinks links(HostLinks{s.delta, s.linear, {}}, nullptr, 0, mask.device());
+  union_tiles<int32_t>(Voxels{c.mask.data_ptr<bool>(), nullptr, Region::kInput}, P, make_tiles(s.shape), links.links,
                        s.slices, stream);
-  const int32_t numel = static_cast<int32_t>(s.shape.numel);
-  const dim3 grid = chunk_grid((s.shape.numel + kChunk - 1) / kChunk, s.slices);
-  cuda::launch<root_kernel>(grid, kChunk, stream, P, numel, s.slices);
-  cuda::launch<count_kernel>(grid, kChunk, stream, P, numel, s.slices);
-  return parent;
+  cuda::launch<root_kernel>(c.grid, kChunk, stream, P, c.numel, s.slices);
+  cuda::launch<count_kernel>(c.grid, kChunk, stream, P, c.numel, s.slices);
+  return c;
 }
 
 at::Tensor filter_components_cuda(const at::Tensor& mask, at::IntArrayRef structure, int64_t keep,
@@ -211,13 +199,10 @@ at::Tensor filter_components_cuda(const at::Tensor& mask, at::IntArrayRef struct
   FilterSetup f = filter_setup(mask, structure, keep, min_size);
   if (mask.numel() == 0) return f.out;
   const LabelSetup& s = f.labels;
-  const at::Tensor m = mask.contiguous();
-  const bool* source = m.data_ptr<bool>();
   const cudaStream_t stream = cuda::current_stream();
-  const at::Tensor parent = counted_parents(m, s, stream);
-  const int32_t* P = parent.data_ptr<int32_t>();
-  const int32_t numel = static_cast<int32_t>(s.shape.numel);
-  const dim3 grid = chunk_grid((s.shape.numel + kChunk - 1) / kChunk, s.slices);
+  const CountedParents c = counted_parents(mask, s, stream);
+  const bool* source = c.mask.data_ptr<bool>();
+  const int32_t* P = c.parent.data_ptr<int32_t>();
   // a slice holds at most ceil(numel / 2) components (no two of them face neighbours): a keep beyond
   // that ranks none out
   at::Tensor ranks;
@@ -226,14 +211,14 @@ at::Tensor filter_components_cuda(const at::Tensor& mask, at::IntArrayRef struct
     ranks = at::zeros({keep, s.slices}, mask.options().dtype(at::kLong));
     auto* rank = reinterpret_cast<unsigned long long*>(ranks.data_ptr<int64_t>());
     for (int64_t j = 0; j < keep; ++j) {
-      cuda::launch<rank_kernel>(grid, kChunk, stream, source, P, numel, s.slices,
+      cuda::launch<rank_kernel>(c.grid, kChunk, stream, source, P, c.numel, s.slices,
                                 j == 0 ? nullptr : rank + (j - 1) * s.slices, rank + j * s.slices);
     }
     kth = rank + (keep - 1) * s.slices;
   }
   const int64_t samples = mask.size(0), channels = mask.size(1);
   cuda::launch<mark_kernel>(chunk_grid((s.shape.numel + kChunk - 1) / kChunk, samples), kChunk, stream, source,
-                            P, numel, samples, channels, kth, min_size, f.out.data_ptr<bool>());
+                            P, c.numel, samples, channels, kth, min_size, f.out.data_ptr<bool>());
   return f.out;
 }
 
@@ -243,21 +228,17 @@ at::Tensor pick_component_cuda(const at::Tensor& mask, at::IntArrayRef structure
   PickSetup p = pick_setup(mask, structure, draw, max_size);
   if (mask.numel() == 0) return p.out;
   const LabelSetup& s = p.labels;
-  const at::Tensor m = mask.contiguous();
   const cudaStream_t stream = cuda::current_stream();
-  const at::Tensor parent = counted_parents(m, s, stream);
-  const int32_t* P = parent.data_ptr<int32_t>();
-  const int32_t numel = static_cast<int32_t>(s.shape.numel);
-  const int64_t chunks = (s.shape.numel + kChunk - 1) / kChunk;
-  const dim3 grid = chunk_grid(chunks, s.slices);
-  at::Tensor tallies = at::empty({s.slices, chunks}, parent.options());
-  cuda::launch<tally_kernel>(grid, kChunk, stream, P, numel, s.slices, max_size, tallies.data_ptr<int32_t>());
+  const CountedParents c = counted_parents(mask, s, stream);
+  const int32_t* P = c.parent.data_ptr<int32_t>();
+  at::Tensor tallies = at::empty({s.slices, static_cast<int64_t>(c.grid.x)}, c.parent.options());
+  cuda::launch<tally_kernel>(c.grid, kChunk, stream, P, c.numel, s.slices, max_size, tallies.data_ptr<int32_t>());
   const at::Tensor ends = at::cumsum(tallies, 1, at::kInt);
-  at::Tensor drawn = at::full({s.slices}, -1, parent.options());
-  cuda::launch<select_kernel>(grid, kChunk, stream, P, numel, s.slices, max_size, ends.data_ptr<int32_t>(),
+  at::Tensor drawn = at::full({s.slices}, -1, c.parent.options());
+  cuda::launch<select_kernel>(c.grid, kChunk, stream, P, c.numel, s.slices, max_size, ends.data_ptr<int32_t>(),
                               p.draw.data_ptr<float>(), drawn.data_ptr<int32_t>());
-  cuda::launch<pick_kernel>(grid, kChunk, stream, m.data_ptr<bool>(), P, numel, s.slices, drawn.data_ptr<int32_t>(),
-                            p.out.data_ptr<bool>());
+  cuda::launch<pick_kernel>(c.grid, kChunk, stream, c.mask.data_ptr<bool>(), P, c.numel, s.slices,
+                            drawn.data_ptr<int32_t>(), p.out.data_ptr<bool>());
   return p.out;
 }
 

@@ -23,7 +23,6 @@ template <typename T>
 __global__ void flatten_kernel(T* parent, T numel, int64_t chunks, int64_t* chunk_roots, int64_t slices) {
   __shared__ int32_t warp_roots[kChunk / 32];
   const T i = static_cast<T>(blockIdx.x) * kChunk + static_cast<T>(threadIdx.x);
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   for (int64_t slice = blockIdx.y; slice < slices; slice += gridDim.y) {
     T* P = parent + slice * numel;
     T root = kNoParent<T>;
@@ -32,21 +31,14 @@ __global__ void flatten_kernel(T* parent, T numel, int64_t chunks, int64_t* chun
       if (up != kNoParent<T>) root = chain_root(P, up);
     }
     const bool is_root = root == i;
-    const unsigned ballot = __ballot_sync(0xffffffffu, is_root);
-    if (lane == 0) warp_roots[warp] = bit_count(ballot);
-    __syncthreads();
-    int32_t rank = bit_count(ballot & ((1u << lane) - 1u)), total = 0;
-    for (unsigned w = 0; w < kChunk / 32; ++w) {
-      rank += w < warp ? warp_roots[w] : 0;
-      total += warp_roots[w];
-    }
+    int32_t total = 0;
+    const int32_t rank = block_count_before(is_root, warp_roots, &total);
     if (is_root) {
       P[i] = static_cast<T>(-(rank + 1));
     } else if (root != kNoParent<T>) {
       P[i] = root;
     }
     if (threadIdx.x == 0) chunk_roots[slice * chunks + blockIdx.x] = total;
-    __syncthreads();  // before the next slice's counts replace these
   }
 }
 

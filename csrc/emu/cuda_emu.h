@@ -144,10 +144,9 @@ T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
   return morphaug::emu::shuffle(mask, value, within ^ lane_mask, width);
 }
 
-// Bit intrinsics: leading zeros, the 1-based position of the lowest set bit (0 for none), set bits.
+// Bit intrinsics: leading zeros and the 1-based position of the lowest set bit (0 for none).
 inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 inline int __ffs(unsigned x) { return __builtin_ffs(static_cast<int>(x)); }
-inline int __popc(unsigned x) { return __builtin_popcount(x); }
 
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
   const uint64_t vote = predicate != 0;
