@@ -94,10 +94,7 @@ __global__ void rank_kernel(const bool* mask, const int32_t* parent, int32_t num
       if (held < 0) key = component_key(component_size(held), i);  // a root
       if (above != nullptr && key >= above[slice]) key = 0;
     }
-    for (int lanes = 16; lanes >= 1; lanes /= 2) {
-      const unsigned long long other = __shfl_xor_sync(kAllLanes, key, lanes);
-      key = other > key ? other : key;
-    }
+    key = warp_extremum<true>(key);
     if (threadIdx.x % 32 == 0 && key != 0) atomicMax(&best[slice], key);
   }
 }

@@ -23,6 +23,16 @@ __device__ __forceinline__ int bit_count(unsigned x) {
 #endif
 }
 
+// The least (Max: the greatest) of `v` over the 32 lanes of a full warp.
+template <bool Max, typename T>
+__device__ __forceinline__ T warp_extremum(T v) {
+  for (int lanes = 16; lanes >= 1; lanes /= 2) {
+    const T other = __shfl_xor_sync(0xffffffffu, v, lanes);
+    v = (Max ? other > v : other < v) ? other : v;
+  }
+  return v;
+}
+
 // f(std::integral_constant<int, R>{}): R = rank for 1 to 3 spatial axes, else 0
 // (the rank read at run time; core/common.h's fixed_rank).
 template <typename F>

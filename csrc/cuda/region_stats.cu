@@ -332,7 +332,7 @@ __device__ __forceinline__ uint64_t compact_key(const void* data, int code, int6
     case kDU16: return static_cast<const uint16_t*>(data)[i];
     case kDF16: return float_key(static_cast<const uint16_t*>(data)[i], 16, 0x7C00u);
     case kDBF16: return float_key(static_cast<const uint16_t*>(data)[i], 16, 0x7F80u);
-    case kDI32: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<const int32_t*>(data)[i]) + (int64_t{1} << 31));
+    case kDI32: return static_cast<uint64_t>(int64_t{static_cast<const int32_t*>(data)[i]} + (int64_t{1} << 31));
     case kDU32: return static_cast<const uint32_t*>(data)[i];
     case kDF32: return float_key(static_cast<const uint32_t*>(data)[i], 32, 0x7F800000u);
     case kDI64: return static_cast<uint64_t>(static_cast<const int64_t*>(data)[i]) ^ (uint64_t{1} << 63);
@@ -373,14 +373,6 @@ struct MedianParams {
   int shift;                        // the digit pass's lowest bit; -1: the count pass
 };
 
-__device__ __forceinline__ long long warp_min(long long v) {
-  for (int lanes = 16; lanes >= 1; lanes /= 2) {
-    const long long other = __shfl_xor_sync(0xffffffffu, v, lanes);
-    v = other < v ? other : v;
-  }
-  return v;
-}
-
 // The count pass (p.shift < 0) and the digit passes: region_kernel's blocks,
 // each voxel adding 1 to its column's count, or to its digit's count for each
 // middle whose prefix its higher digits match; in shared memory where a row fits.
@@ -397,7 +389,8 @@ __global__ void __launch_bounds__(kThreads) median_kernel(MedianParams p) {
     }
     const int64_t offset = slice * p.numel;
     const int64_t label_offset = (slice / p.channels * p.label_b + slice % p.channels * p.label_c) * p.numel;
-    long long least = kKeyMax;  // counting: the least label key; the top digit's pass: that label's least value key
+    // counting: the least label key; the top digit's pass: the least value key of that label
+    long long least = kKeyMax;
     for (int k = 0; k < kItems; ++k) {
       const uint32_t i = begin + k * kThreads;
       if (i >= static_cast<uint32_t>(p.numel)) break;
@@ -429,8 +422,10 @@ __global__ void __launch_bounds__(kThreads) median_kernel(MedianParams p) {
       }
     }
     if (p.labels && (counting || top)) {
-      least = warp_min(least);
-      if (threadIdx.x % 32 == 0 && least != kKeyMax) atomicMin(counting ? p.least_label + slice : p.least + slice, least);
+      least = warp_extremum<false>(least);
+      if (threadIdx.x % 32 == 0 && least != kKeyMax) {
+        atomicMin(counting ? p.least_label + slice : p.least + slice, least);
+      }
     }
     if (Shared) {
       __syncthreads();

@@ -101,11 +101,10 @@ def _median_columns(spatial, args, device_type):
     """Slices fit int32 indices; on CUDA, the digit counts of the columns (``args["slots"]``) take at
     most 4 bytes per voxel of a slice, or 256 KiB."""
     misfit = _slice_voxels(spatial, args, device_type)
-    slots = (args or {}).get("slots", 1)
-    if misfit or device_type != "cuda" or slots * _MEDIAN_COLUMN_BYTES <= max(4 * math.prod(spatial), 2**18):
+    slots, most = (args or {}).get("slots", 1), max(4 * math.prod(spatial), 2**18) // _MEDIAN_COLUMN_BYTES
+    if misfit or device_type != "cuda" or slots <= most:
         return misfit
-    return (f"on CUDA it takes at most {max(4 * math.prod(spatial), 2**18) // _MEDIAN_COLUMN_BYTES} columns "
-            f"for slices of shape {tuple(spatial)}, got {slots}")
+    return f"on CUDA it takes at most {most} columns for slices of shape {tuple(spatial)}, got {slots}"
 
 
 #: The largest radius of the CPU ball kernel (its int16 values hold distances just above it);
@@ -241,7 +240,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("sinkhorn_scaling", _FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     Kernel("grid_barycenter", _FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
     # the component kernels take the label maps of label's kernel (at most 8 axes, as it)
-    Kernel("label_sizes", _LABEL_DTYPES, 8, "RandRemoveComponent: the voxels of each component"),
+    Kernel("label_sizes", _LABEL_DTYPES, 8,
+           "the voxels of each component, where filter_components and pick_component do not run"),
     Kernel("filter_components", None, 8, "KeepLargestComponents, RemoveSmallComponents", limit=_slice_voxels),
     Kernel("pick_component", None, 8, "RandRemoveComponent", limit=_slice_voxels),
     Kernel("region_stats", _FLAT_GREY_DTYPES, 16, "the measurements (sum_labels .. find_objects)",

@@ -6,9 +6,9 @@ do and reduce every region of every ``(b, c)`` slice at once: the tables of
 ``_regions`` (variance: SciPy's two passes, the mean first, then the
 centred squares), each region's middle values selected (median: the native
 ``region_median``, a counting sort and selections on the CPU, a radix select
-on CUDA; else one sort of the whole batch by region and value), one pass counting each voxel's ``(region, bin)`` (histogram: the
-native ``region_histogram``, else a torch scatter). No loop over samples or
-labels.
+on CUDA; else one sort of the whole batch by region and value), one pass
+counting each voxel's ``(region, bin)`` (histogram: the native
+``region_histogram``, else a torch scatter). No loop over samples or labels.
 """
 
 from __future__ import annotations

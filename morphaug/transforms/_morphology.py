@@ -330,7 +330,7 @@ class RandGreyMorphology(BatchTransform):
         def result(name, samples):
             if name not in cache:
                 cache[name] = recipes[name]()
-            if samples is None:
+            if samples is None or samples.numel() == rows[name].numel():  # samples is a subset of rows[name]
                 return cache[name]
             return cache[name].index_select(0, torch.searchsorted(rows[name], samples))
 
