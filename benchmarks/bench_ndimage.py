@@ -318,6 +318,11 @@ def run(device: torch.device, quick: bool) -> list[Row]:
           lambda a: ndi.distance_transform_cdt(a, metric="chessboard"))
     _watershed_cases(rows, device, quick, g)
     _measurement_cases(rows, device, quick, g)
+    # brute force: every voxel against the background beside the blobs, so small volumes
+    small = _smooth_blobs((b3, 1) + (12 if quick else 32,) * 3, torch.Generator().manual_seed(1), device)
+    _case(rows, device, quick, "distance_transform_bf", small,
+          lambda: mnd.distance_transform_bf(small),
+          ndi.distance_transform_bf)
     if "MORPHAUG_BACKEND" in os.environ:
         for row in rows:
             row.note += f"; MORPHAUG_BACKEND={os.environ['MORPHAUG_BACKEND']}"

@@ -18,6 +18,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("binary_erosion", &binary_erosion_cpu);
   m.impl("binary_values", &binary_values_cpu);
   m.impl("cdt", &cdt_cpu);
+  m.impl("distance_bf", &distance_bf_cpu);
   m.impl("edt", &edt_cpu);
   m.impl("edt.out", &edt_out_cpu);
   m.impl("euler_number", &euler_number_cpu);

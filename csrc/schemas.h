@@ -35,6 +35,14 @@ inline void define_schemas(torch::Library& m) {
   // or 256 int8 values, core/euler.h) over the configuration code of every
   // 2 x 2 (x 2) window of the slice padded with background.
   m.def("euler_number(Tensor mask, int[] table) -> Tensor");
+  // SciPy's brute-force distance transform (core/distance_bf.h) of a bool mask
+  // (B, C, *spatial), 1 to 6 axes, true = foreground: (distances, indices).
+  // metric: 0 Euclidean (distances float32 or float64 as dtype says, sampling
+  // per axis or None), 1 taxicab, 2 chessboard (int32); indices (S, B, C,
+  // *spatial) int32 if return_indices, else an empty tensor.
+  m.def(
+      "distance_bf(Tensor mask, int metric, float[]? sampling, bool return_indices, ScalarType dtype) "
+      "-> (Tensor, Tensor)");
   // Chamfer distance transform with SciPy's raster passes: int32 distances and,
   // if return_indices, (S, B, C, *spatial) int32 indices, else an empty tensor.
   // metric: the 3^S flags of the (3,) * S structure in C order.

@@ -271,6 +271,7 @@ def _kernel_cases(torch, device, n, batch):
     plains = (values.reshape(-1)[:min(1024, values.numel() // 4096) * 4096].reshape(-1, 1, 64, 64) * 4).byte()
     sources = torch.randint(-1, 3, plains.shape, device=device, dtype=torch.int16)
     sources *= torch.rand(plains.shape, device=device) < 0.02
+    corners = mask[..., :32, :32, :32].contiguous()  # distance_bf compares every voxel with the slice's candidates
     # name, call, ideal bytes (input + output)
     voxels = mask.numel()
     return [
@@ -287,6 +288,8 @@ def _kernel_cases(torch, device, n, batch):
         ("find_boundaries thick 3 labels int32", lambda: kernels.find_boundaries(labels, 1, "thick", 0), voxels * 5),
         ("find_boundaries outer 26-connected int64", lambda: kernels.find_boundaries(wide, 3, "outer", 0),
          voxels * 9),
+        ("distance_bf euclidean, 32^3 corners of the slices (brute force)",
+         lambda: ndimage.distance_transform_bf(corners), corners.numel() * 5),
         ("cdt chessboard", lambda: ndimage.distance_transform_cdt(mask, metric="chessboard"), voxels * 5),
         ("cdt taxicab", lambda: ndimage.distance_transform_cdt(mask, metric="taxicab"), voxels * 5),
         ("cdt chessboard + indices (raster)", lambda: ndimage.distance_transform_cdt(
@@ -494,12 +497,16 @@ def adversarial(dry_run):
          lambda s: ndi.distance_transform_edt(s, return_indices=True)),
         ("cdt", lambda x: ndimage.distance_transform_cdt(x, return_indices=True),
          lambda s: ndi.distance_transform_cdt(s, return_indices=True)),
+        ("bf", lambda x: ndimage.distance_transform_bf(x, "taxicab", return_indices=True),
+         lambda s: (lambda d, i: (d.view(np.int32), i))(*ndi.distance_transform_bf(s, "taxicab",
+                                                                                   return_indices=True))),
     ]:
         distances, indices = call(batch)
         for b, volume in enumerate((far, full)):
             want_d, want_i = reference(volume)
             what = "one far background voxel" if b == 0 else "all foreground"
-            _compare(f"{name} {what} distances", distances[b, 0].cpu().numpy(), want_d, failures, exact=name == "cdt")
+            _compare(f"{name} {what} distances", distances[b, 0].cpu().numpy(), want_d, failures,
+                     exact=name != "edt")
             _compare(f"{name} {what} indices", indices[:, b, 0].cpu().numpy(), want_i, failures)
     import skimage.segmentation  # the bench extra, as thinning_parity's skimage.morphology
 

@@ -87,6 +87,9 @@ CASES = [
     case("edt-torch-17-axes", "distance_transform_edt", "torch",  # more axes than the kernel takes
          lambda: ndimage.distance_transform_edt(torch.zeros((1, 1) + (1,) * 17))),
     case("cdt", "distance_transform_cdt", "cdt", lambda: ndimage.distance_transform_cdt(M)),
+    case("bf", "distance_transform_bf", "distance_bf", lambda: ndimage.distance_transform_bf(M, "taxicab")),
+    case("bf-torch-7-axes", "distance_transform_bf", "torch",
+         lambda: ndimage.distance_transform_bf(torch.zeros((1, 1) + (2,) * 7))),
     case("cdt-torch-7-axes", "distance_transform_cdt", "torch",
          lambda: ndimage.distance_transform_cdt(torch.zeros((1, 1) + (2,) * 7))),
     case("label", "label", "label", lambda: ndimage.label(M, np.ones((3, 3)))),

@@ -455,6 +455,7 @@ def test_bf_without_background():
 
 
 def test_bf_blocks(monkeypatch):
+    monkeypatch.setenv("MORPHAUG_BACKEND", "torch")  # the blocks of the torch backend's pairs
     rng = np.random.default_rng(8)
     x = torch.from_numpy(rng.random((2, 2, 7, 9)) < 0.8)
     full = distance_transform_bf(x, "chessboard", return_indices=True)

@@ -3,7 +3,8 @@
 nvcc contracts ``a * b + c`` into ``fma.rn.f64`` (one rounding instead of two)
 unless told not to; SciPy's host build rounds each operation. The float
 arithmetic documented as exact (the EDT's parabola envelope, its pass 0 with
-sampling, its no-background lines, the grey ops' non-flat structures) is
+sampling, its no-background lines, the grey ops' non-flat structures, the
+brute-force transform's sampled squares) is
 compiled here by nvcc to PTX, one small translation unit over the core
 headers, and the PTX must hold no ``fma``. The emulator (host g++, no
 contraction) cannot see this; only nvcc's output can.
@@ -26,6 +27,7 @@ CSRC = Path(__file__).resolve().parents[1] / "csrc"
 
 # Each exact function, instantiated for the working types the launchers use.
 SOURCE = r"""
+#include "core/distance_bf.h"
 #include "core/edt.h"
 #include "core/grey.h"
 using namespace morphaug;
@@ -51,6 +53,10 @@ __global__ void structure(const T* x, const double* w, T* out, int n) {
   }
   out[threadIdx.x] = structure_finish<T>(v);
 }
+template <int kRank>
+__global__ void bf_pair(const int32_t* a, const int32_t* b, BfGeometry g, double* out) {
+  out[threadIdx.x] = bf_key<kRank, kBfEuclidean>(a + 6 * threadIdx.x, b, g);
+}
 template __global__ void envelope<float>(const float*, int64_t, double, float*, int32_t*, int32_t*, double*);
 template __global__ void envelope<double>(const double*, int64_t, double, double*, int32_t*, int32_t*, double*);
 template __global__ void binary_lines<float>(const bool*, int64_t, double, float*, int32_t*, int32_t*, int32_t*);
@@ -60,6 +66,8 @@ template __global__ void no_background<double>(Geometry, int64_t, double*, int32
 template __global__ void structure<float>(const float*, const double*, float*, int);
 template __global__ void structure<double>(const double*, const double*, double*, int);
 template __global__ void structure<int32_t>(const int32_t*, const double*, int32_t*, int);
+template __global__ void bf_pair<3>(const int32_t*, const int32_t*, BfGeometry, double*);
+template __global__ void bf_pair<0>(const int32_t*, const int32_t*, BfGeometry, double*);
 """
 
 
@@ -95,7 +103,7 @@ def _functions(ptx: str) -> dict[str, str]:
 
 def test_exact_kernels_have_no_fma(ptx):
     functions = _functions(ptx)
-    assert len(functions) == 9, sorted(functions)
+    assert len(functions) == 11, sorted(functions)
     fused = {name: body.count("fma.") for name, body in functions.items() if "fma." in body}
     assert not fused, f"nvcc contracted multiply-adds in {fused}"
     # the envelope's double arithmetic is there, each operation rounded on its own

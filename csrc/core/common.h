@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #ifdef __CUDACC__
 #define MORPHAUG_HD __host__ __device__ __forceinline__
@@ -45,11 +46,23 @@ constexpr int kMaxRank = 16;
 
 // The spatial rank of a function compiled for kRank axes (1 to 3: loops the
 // compiler unrolls, their per-axis arrays in registers), or for any
-// (kRank = 0): `rank`, read at run time. CUDA launchers pick kRank with
-// with_fixed_rank (cuda/grid.cuh).
+// (kRank = 0): `rank`, read at run time. Launchers pick kRank with
+// with_fixed_rank.
 template <int kRank>
 MORPHAUG_HD int fixed_rank(int rank) {
   return kRank > 0 ? kRank : rank;
+}
+
+// f(std::integral_constant<int, R>{}): R = rank for 1 to 3 spatial axes, else 0
+// (the rank read at run time; fixed_rank).
+template <typename F>
+void with_fixed_rank(int rank, const F& f) {
+  switch (rank) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
+  }
 }
 
 // A spatial axis of a contiguous (B, C, *spatial) tensor seen as lines:

@@ -33,6 +33,10 @@ at::Tensor filter_components_cpu(const at::Tensor& mask, at::IntArrayRef structu
                                  int64_t min_size);
 at::Tensor pick_component_cpu(const at::Tensor& mask, at::IntArrayRef structure, const at::Tensor& draw,
                               int64_t max_size);
+// distance_bf.cpp
+std::tuple<at::Tensor, at::Tensor> distance_bf_cpu(const at::Tensor& mask, int64_t metric,
+                                                   std::optional<at::ArrayRef<double>> sampling,
+                                                   bool return_indices, at::ScalarType dtype);
 // edt.cpp
 std::tuple<at::Tensor, at::Tensor> edt_cpu(const at::Tensor& mask, std::optional<at::ArrayRef<double>> sampling,
                                            bool return_indices, at::ScalarType dtype, bool squared);

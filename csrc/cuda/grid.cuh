@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
+#include "../core/common.h"
 #include "runtime.cuh"
 
 namespace morphaug {
@@ -33,16 +33,22 @@ __device__ __forceinline__ T warp_extremum(T v) {
   return v;
 }
 
-// f(std::integral_constant<int, R>{}): R = rank for 1 to 3 spatial axes, else 0
-// (the rank read at run time; core/common.h's fixed_rank).
-template <typename F>
-void with_fixed_rank(int rank, const F& f) {
-  switch (rank) {
-    case 1: f(std::integral_constant<int, 1>{}); break;
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    default: f(std::integral_constant<int, 0>{}); break;
+// The voxels before this thread's in its block that hold `flag`, and
+// (*total) all of them: a count per warp, the warps' counts in `warps`.
+// Every thread of a block of kThreads threads calls it.
+__device__ __forceinline__ int32_t block_count_before(bool flag, int32_t* warps, int32_t* total) {
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned votes = __ballot_sync(0xffffffffu, flag);
+  if (lane == 0) warps[warp] = bit_count(votes);
+  __syncthreads();
+  int32_t before = bit_count(votes & ((1u << lane) - 1u)), all = 0;
+  for (unsigned w = 0; w < kThreads / 32; ++w) {
+    before += w < warp ? warps[w] : 0;
+    all += warps[w];
   }
+  __syncthreads();  // warps is free again
+  *total = all;
+  return before;
 }
 
 // The C-order coordinates of voxel p of a slice of shape.size (shape.rank axes;

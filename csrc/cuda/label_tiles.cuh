@@ -299,24 +299,6 @@ __global__ void merge_tiles_kernel(Voxels voxels, T* parent, Tiles tiles, Links 
   }
 }
 
-// The voxels before this thread's in its block that hold `flag`, and
-// (*total) all of them: a count per warp, the warps' counts in `warps`.
-// Every thread of the block calls it.
-__device__ __forceinline__ int32_t block_count_before(bool flag, int32_t* warps, int32_t* total) {
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const unsigned votes = __ballot_sync(0xffffffffu, flag);
-  if (lane == 0) warps[warp] = bit_count(votes);
-  __syncthreads();
-  int32_t before = bit_count(votes & ((1u << lane) - 1u)), all = 0;
-  for (unsigned w = 0; w < kChunk / 32; ++w) {
-    before += w < warp ? warps[w] : 0;
-    all += warps[w];
-  }
-  __syncthreads();  // warps is free again
-  *total = all;
-  return before;
-}
-
 // The grid of the tile kernels, and of the chunk-wise kernels (a block per
 // kChunk voxels of a slice in raster order).
 inline dim3 tile_grid(const Tiles& tiles, int64_t slices) {

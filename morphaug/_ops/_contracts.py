@@ -213,6 +213,7 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("find_boundaries", _LABEL_IMAGE_DTYPES, 8, "segmentation.find_boundaries (thick, inner, outer)",
            limit=_slice_voxels),
     Kernel("cdt", None, 6, "distance_transform_cdt", limit=_padded_slice(1)),
+    Kernel("distance_bf", None, 6, "distance_transform_bf", limit=_slice_voxels),
     Kernel("label", None, 8, "label"),
     Kernel("label_values", _INTEGER_DTYPES, 8, "measure.label of integer maps"),
     Kernel("grey_box", _FLAT_GREY_DTYPES, 16, "grey ops with size or an all-true footprint", writes_out=True),

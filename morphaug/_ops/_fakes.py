@@ -13,7 +13,7 @@ import torch
 
 from .kernels import REGION_TABLES
 
-__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "label", "label_values", "label_sizes", "filter_components", "pick_component", "grey_box",
+__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "distance_bf", "label", "label_values", "label_sizes", "filter_components", "pick_component", "grey_box",
            "grey_footprint", "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
            "sinkhorn_scaling", "grid_barycenter", "region_stats", "region_histogram", "region_median",
@@ -44,6 +44,11 @@ def find_boundaries(labels, connectivity, boundary_mode, background):
 
 def cdt(mask, metric, return_indices):
     return (mask.new_empty(mask.shape, dtype=torch.int32),
+            mask.new_empty(_index_shape(mask, return_indices), dtype=torch.int32))
+
+
+def distance_bf(mask, metric, sampling, return_indices, dtype):
+    return (mask.new_empty(mask.shape, dtype=dtype),
             mask.new_empty(_index_shape(mask, return_indices), dtype=torch.int32))
 
 

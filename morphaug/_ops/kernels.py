@@ -25,7 +25,7 @@ import torch
 from .._checks import check_mode
 from ._library import ops_for
 
-__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
+__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "distance_bf", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
            "label_values",
@@ -36,7 +36,7 @@ __all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "la
 #: Canonical SciPy border modes (``morphaug._checks.MODES`` values) -> kernel codes.
 MODE_CODES = {"reflect": 0, "mirror": 1, "nearest": 2, "wrap": 3, "constant": 4}
 
-#: Metrics of :func:`ball_morphology` -> kernel codes.
+#: Metrics of :func:`ball_morphology` and :func:`distance_bf` -> kernel codes.
 BALL_METRIC_CODES = {"euclidean": 0, "taxicab": 1, "chessboard": 2}
 
 def edt(mask: torch.Tensor, sampling: Sequence[float] | None = None, return_indices: bool = False,
@@ -153,6 +153,36 @@ def cdt(mask: torch.Tensor, structure: np.ndarray, return_indices: bool = False)
     """
     flags = _structure_flags(structure)
     distances, indices = ops_for(mask).cdt(mask, flags, return_indices)
+    return distances, (indices if return_indices else None)
+
+
+def distance_bf(mask: torch.Tensor, metric: str, sampling: Sequence[float] | None, return_indices: bool,
+                dtype: torch.dtype):
+    """SciPy's brute-force distance transform of each ``(b, c)`` slice.
+
+    Args:
+        mask: bool tensor ``(B, C, *S)``, 1 to 6 spatial axes; true = foreground.
+        metric: ``'euclidean'``, ``'taxicab'`` or ``'chessboard'``.
+        sampling: per-axis spacing (Euclidean only), or None.
+        return_indices: also return the voxel each distance is measured to.
+        dtype: the distances', float32 or float64 (Euclidean) or int32.
+
+    Returns:
+        ``(distances, indices)``: distances ``(B, C, *S)``, where a slice holds no
+        background sqrt of float64's largest value (Euclidean; inf in float32) or
+        -1; indices ``(S, B, C, *S)`` int32 when ``return_indices`` (0 where
+        unreached), else None.
+
+    SciPy parity: every foreground voxel is compared with the background voxels
+    beside foreground (SciPy's candidates, which hold every nearest one) in
+    SciPy's double arithmetic (Euclidean), and a tie goes to the candidate of
+    the largest flat index, as in SciPy: distances and indices bit for bit.
+    On CPU each slice's candidates are listed, then its voxels compare in
+    parallel; on CUDA a block stages its slice's candidates through shared
+    memory.
+    """
+    values = None if sampling is None else [float(s) for s in sampling]
+    distances, indices = ops_for(mask).distance_bf(mask, BALL_METRIC_CODES[metric], values, return_indices, dtype)
     return distances, (indices if return_indices else None)
 
 

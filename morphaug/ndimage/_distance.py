@@ -58,8 +58,10 @@ SciPy parity
   ``metric != 0`` whatever its dtype; SciPy reads it as bytes of booleans, so
   only its bool/int8/uint8 metrics mean that.
 * ``distance_transform_bf``: identical to SciPy (ties: the background voxel
-  with the largest flat index); with ``sampling``, as EDT (float64: SciPy's
-  ties, float32: to rounding).
+  with the largest flat index). The native kernels compute in SciPy's float64
+  arithmetic, so with ``sampling`` too: float32 distances are SciPy's rounded,
+  indices SciPy's; the torch backend squares in the distances' dtype (float32:
+  ties to rounding).
 * Without any background voxel in a slice, SciPy's results are kept: EDT
   measures to the index ``(-1, 0, ..., 0)``; CDT distances are ``-1`` and
   indices point at the voxel itself; BF distances are ``sqrt(DBL_MAX)``
@@ -76,7 +78,7 @@ See ``morphaug.ndimage._torch.distance``: a separable exact EDT (min-plus
 products per axis, in bounded blocks), SciPy's two CDT raster passes (by
 sweeps along the axes for the taxicab and chessboard metrics, by wavefronts
 of rows for other metric arrays), and BF by blocks of all pairs. The native
-CDT kernel takes up to 6 spatial axes; more run on the torch backend.
+CDT and BF kernels take up to 6 spatial axes; more run on the torch backend.
 
 Host syncs
 ----------
@@ -86,9 +88,9 @@ None. A ``metric`` array given as an accelerator tensor is read back once
 Backends
 --------
 Each public function normalises and validates its arguments, calls one
-worker on a boolean foreground mask and writes the outputs: EDT and CDT
+worker on a boolean foreground mask and writes the outputs: EDT, CDT and BF
 through their dispatch tables (the native kernel where it is built, else the
-torch backend), BF on the torch backend. The native EDT writes a contiguous
+torch backend). The native EDT writes a contiguous
 ``distances=`` itself when no indices are asked; other outputs are computed,
 then copied in.
 """
@@ -438,6 +440,13 @@ def distance_transform_cdt(input, metric="chessboard", return_distances=True,
     return _results(dist, feats, return_distances, return_indices, distances, indices)
 
 
+_BF = _ops.Table("distance_transform_bf", [
+    _ops.Case("every metric", "distance_bf", lambda mask, metric, sampling, want_indices, dtype: True,
+              lambda mask, metric, sampling, want_indices, dtype: _ops.kernels.distance_bf(
+                  mask, metric, sampling, want_indices, dtype)),
+], _torch_distance.bf)
+
+
 @_ops.opaque_under_compile(_ops.distances(lambda kw: _bf_dtypes(str(kw.get("metric", "euclidean")).lower())[0]))
 @_document
 def distance_transform_bf(input, metric="euclidean", sampling=None,
@@ -447,7 +456,8 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
 
     Replaces every foreground (nonzero) voxel by its distance to the nearest
     background (zero) voxel of its ``(b, c)`` slice, comparing it with every
-    background voxel; optionally returns the feature transform.
+    background voxel beside the foreground (SciPy's candidates); optionally
+    returns the feature transform.
 
     Parameters
     ----------
@@ -474,7 +484,8 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
 
     Notes
     -----
-    Work is ``O(B C N^2)`` for ``N`` voxels per slice: use
+    Work is ``O(B C N M)`` for ``N`` voxels and ``M`` candidates per slice
+    (``O(B C N^2)`` on the torch backend, which compares every pair): use
     :func:`distance_transform_edt` or :func:`distance_transform_cdt` for
     anything but small inputs. Batching, SciPy parity and the results for a
     slice without background: see the *Distance transforms* notes
@@ -516,5 +527,6 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
     if input.numel() == 0:
         dist, feats = _empty(input, dtype, bool(return_indices))
     else:
-        dist, feats = _torch_distance.bf(foreground(input), name, sampling, bool(return_indices), dtype)
+        mask = foreground(input)  # read only
+        dist, feats = _BF(mask, mask, name, sampling, bool(return_indices), dtype)
     return _results(dist, feats, return_distances, return_indices, distances, indices)
