@@ -49,6 +49,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("skeletonize_parallel", &skeletonize_parallel_cpu);
   m.impl("surface_distance_lists", &surface_distance_lists_cpu);
   m.impl("thinning2d", &thinning2d_cpu);
+  m.impl("value_indices", &value_indices_cpu);
   m.impl("watershed_ift", &watershed_ift_cpu);
 }
 

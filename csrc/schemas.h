@@ -192,6 +192,12 @@ inline void define_schemas(torch::Library& m) {
   // *spatial) whose values lie in [0, width): (B, C, width) int64, column v
   // the count of value v (column 0 the background's).
   m.def("label_sizes(Tensor labels, int width) -> Tensor");
+  // scipy.ndimage.value_indices of the whole (B, C, *spatial) array of int8,
+  // uint8, int16, int32 or int64 values, each in lowest .. lowest + span - 1
+  // (CPU only): (counts, coords), counts[j] the voxels of value lowest + j (0
+  // for `ignore`), coords (2 + S, total) int64 the coordinates of the others,
+  // grouped by value, each group in C order.
+  m.def("value_indices(Tensor values, int lowest, int span, int? ignore) -> (Tensor, Tensor)");
   // The segmented reductions of the measurements (morphaug/ndimage/_regions.py):
   // each voxel of input (B, C, *spatial) goes to a column of its slice's row of
   // (B * C, slots) tables by its label (labels: the input's spatial shape, B and

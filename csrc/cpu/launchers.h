@@ -110,6 +110,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> surface_distance_lists_cpu(
     double budget, bool symmetric);
 // thinning2d.cpp
 std::tuple<at::Tensor, at::Tensor> thinning2d_cpu(const at::Tensor& mask, at::IntArrayRef tables, int64_t iterations);
+// value_indices.cpp
+std::tuple<at::Tensor, at::Tensor> value_indices_cpu(const at::Tensor& values, int64_t lowest, int64_t span,
+                                                     std::optional<int64_t> ignore);
 // watershed_ift.cpp
 at::Tensor watershed_ift_cpu(const at::Tensor& input, const at::Tensor& markers, at::IntArrayRef offsets,
                              at::ScalarType dtype);

@@ -142,6 +142,14 @@ def _erosion_offsets(spatial, args, device_type):
     return _slice_voxels(spatial, args, device_type)
 
 
+def _value_span(spatial, args, device_type):
+    """Values in a range (``args["span"]``) of at most twice the voxels (``args["voxels"]``), or 2^16."""
+    span, voxels = (args or {}).get("span", 1), (args or {}).get("voxels", 0)
+    if span > max(2**16, 2 * voxels):
+        return f"it takes values in a range of at most max(2^16, twice the voxels), got {span} for {voxels} voxels"
+    return None
+
+
 def _squared_distances(spatial, args, device_type):
     """The squared distances of a slice (and a diagonal beyond them) in 32 bits."""
     reach = [(n - 1) ** 2 for n in spatial]
@@ -241,6 +249,8 @@ KERNELS = {kernel.name: kernel for kernel in [
     Kernel("sinkhorn_scaling", _FLOAT_DTYPES, 16, "ot.sinkhorn with a shared cost"),
     Kernel("grid_barycenter", _FLOAT_DTYPES, 16, "ot.wasserstein_barycenter"),
     # the component kernels take the label maps of label's kernel (at most 8 axes, as it)
+    Kernel("value_indices", frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}), 16,
+           "value_indices (CPU)", limit=_value_span),
     Kernel("label_sizes", _LABEL_DTYPES, 8,
            "the voxels of each component, where filter_components and pick_component do not run"),
     Kernel("filter_components", None, 8, "KeepLargestComponents, RemoveSmallComponents", limit=_slice_voxels),

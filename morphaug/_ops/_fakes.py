@@ -17,7 +17,7 @@ __all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "di
            "grey_footprint", "grey_structure", "grey_element", "propagate", "fill_holes", "binary_erosion", "ball_morphology",
            "signed_edt", "binary_values", "thinning2d", "skeletonize_parallel", "surface_distance_lists",
            "sinkhorn_scaling", "grid_barycenter", "region_stats", "region_histogram", "region_median",
-           "watershed_ift",
+           "watershed_ift", "value_indices",
            "write_out"]
 
 
@@ -58,6 +58,12 @@ def label(mask, structure, dtype):
 
 def label_values(values, structure, background, dtype):
     return label(values, structure, dtype)
+
+
+def value_indices(values, lowest, span, ignore):
+    total = torch.library.get_ctx().new_dynamic_size()
+    return (values.new_empty((span,), dtype=torch.int64),
+            values.new_empty((values.ndim, total), dtype=torch.int64))
 
 
 def skeletonize_lee(mask, euler_changes):

@@ -27,7 +27,7 @@ from ._library import ops_for
 
 __all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "distance_bf", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
-           "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes",
+           "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes", "value_indices",
            "label_values",
            "filter_components", "pick_component", "region_stats", "region_histogram", "region_median", "REGION_TABLES",
            "sinkhorn_scaling", "watershed_ift",
@@ -550,6 +550,30 @@ def surface_distance_lists(pred: torch.Tensor, ref: torch.Tensor, sampling: Sequ
     """
     values = None if sampling is None else [float(s) for s in sampling]
     return ops_for(pred).surface_distance_lists(pred, ref, values, reach, float(budget), symmetric)
+
+
+def value_indices(values: torch.Tensor, lowest: int, span: int, ignore: int | None):
+    """``scipy.ndimage.value_indices`` of the whole ``(B, C, *S)`` array, on the CPU.
+
+    Args:
+        values: int8, uint8, int16, int32 or int64 tensor ``(B, C, *S)`` (the
+            comparable keys of any integer dtype), each value in
+            ``lowest .. lowest + span - 1`` (a RuntimeError otherwise).
+        lowest, span: that range.
+        ignore: a value left out, or None.
+
+    Returns:
+        ``(counts, coords)``: int64 ``counts`` ``(span,)``, ``counts[j]`` the
+        voxels of value ``lowest + j`` (0 for ``ignore``); int64 ``coords``
+        ``(2 + S, total)``, the coordinates of the other voxels grouped by
+        value in increasing order, each group in C order (SciPy's order).
+
+    A stable counting sort: the voxels in chunks, each chunk's values counted
+    (chunks in parallel), the counts summed value by value and chunk by chunk
+    into each chunk's first slots, then each chunk writing its voxels'
+    coordinates, carried from voxel to voxel.
+    """
+    return ops_for(values).value_indices(values, lowest, span, ignore)
 
 
 def skeletonize_lee(mask: torch.Tensor, euler_changes: Sequence[int]) -> torch.Tensor:

@@ -4,8 +4,9 @@
 The positions of the extrema take ``labels`` and ``index`` as the other
 measurements do: the tables of ``_regions`` hold each region's extremum and
 the least raster index of the voxels that attain it (SciPy's "first" extremum).
-``value_indices`` sorts the whole batch once and splits the sorted voxel
-indices by value.
+``value_indices`` groups the voxels of the whole batch by value (on the
+CPU the ``value_indices`` kernel's counting sort, elsewhere one stable sort)
+and splits their coordinates by value.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import _sync
+from .. import _ops, _sync
 from .._checks import check_host_int
 from . import _unsigned
 from ._docs import filler
 from ._errors import DtypeError
 from ._measurements import _TEXTS
-from ._regions import _comparable, _pick, _rule, _tables
+from ._regions import _comparable, _key_of, _pick, _rule, _tables
 from ._normalize import check_input
 
 __all__ = ["minimum_position", "maximum_position", "extrema", "value_indices"]
@@ -170,6 +171,44 @@ def _value(key: int, dtype: torch.dtype):
     return bool(key) if dtype == torch.bool else key
 
 
+def _grouped_torch(keys: torch.Tensor, bounds, ignore_key):
+    """The distinct keys of ``keys`` (increasing, a NumPy array), their voxel counts (a list) and the
+    coordinates ``(2 + S, N)`` of the voxels grouped by key, each group in C order: one stable sort."""
+    sorted_keys, order = keys.reshape(-1).sort(stable=True)
+    if sorted_keys.device.type == "cpu":
+        host = sorted_keys.numpy()
+    else:
+        host = np.asarray(_sync.host_read(sorted_keys, "value_indices"))
+    starts = np.flatnonzero(host[1:] != host[:-1]) + 1  # sorted: each value's run starts where it changes
+    distinct = host[np.concatenate([[0], starts])] if host.size else host
+    counts = np.diff(np.concatenate([[0], starts, [host.size]])).tolist() if host.size else []
+    return distinct, counts, unravel(order, keys.shape).T
+
+
+def _grouped_native(keys: torch.Tensor, bounds, ignore_key):
+    """As :func:`_grouped_torch`, by the ``value_indices`` kernel, without the ignored key."""
+    lowest, highest = bounds
+    counts, coords = _ops.kernels.value_indices(keys, lowest, highest - lowest + 1, ignore_key)
+    host = counts.numpy()
+    present = np.flatnonzero(host)
+    return present + lowest, host[present].tolist(), coords
+
+
+def _bounds(keys: torch.Tensor):
+    """The least and greatest key of a non-empty CPU tensor, else None (the kernel is not asked)."""
+    if keys.device.type != "cpu" or keys.numel() == 0:
+        return None
+    low, high = torch.aminmax(keys)
+    return int(low), int(high)
+
+
+_GROUPS = _ops.Table("value_indices", [
+    _ops.Case("CPU values within max(2^16, twice the voxels)", "value_indices",
+              lambda keys, bounds, ignore_key: bounds is not None, _grouped_native,
+              lambda keys, bounds, ignore_key: {"span": bounds[1] - bounds[0] + 1, "voxels": keys.numel()}),
+], _grouped_torch)
+
+
 @torch.compiler.disable  # a dict sized by the data: torch.compile runs it eagerly, between graphs
 def value_indices(arr, *, ignore_value=None):
     """Indices of every distinct value of the batch.
@@ -222,12 +261,12 @@ def value_indices(arr, *, ignore_value=None):
                          f"got {arr.dtype}")
     if ignore_value is not None:
         ignore_value = check_host_int(ignore_value, "ignore_value")
-    keys, order = _comparable(arr).reshape(-1).sort(stable=True)
-    host = keys.numpy() if keys.device.type == "cpu" else np.asarray(_sync.host_read(keys, "value_indices"))
-    starts = np.flatnonzero(host[1:] != host[:-1]) + 1  # sorted: each value's run starts where it changes
-    distinct = host[np.concatenate([[0], starts])] if host.size else host
-    counts = np.diff(np.concatenate([[0], starts, [host.size]])) if host.size else []
-    pieces = unravel(order, arr.shape).T.split(list(counts), dim=1)
+    keys = _comparable(arr)
+    ignore_key = None if ignore_value is None else _key_of(ignore_value, arr.dtype)
+    if ignore_key is not None and not -(2**63) <= ignore_key < 2**63:
+        ignore_key = None  # no voxel holds it
+    distinct, counts, coords = _GROUPS(keys, keys, _bounds(keys), ignore_key)
+    pieces = coords.split(counts, dim=1)
     found = {}
     for key, piece in zip(distinct.tolist(), pieces):
         value = _value(key, arr.dtype)
