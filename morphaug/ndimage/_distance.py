@@ -77,7 +77,8 @@ Algorithms and cost (torch backend)
 See ``morphaug.ndimage._torch.distance``: a separable exact EDT (min-plus
 products per axis, in bounded blocks), SciPy's two CDT raster passes (by
 sweeps along the axes for the taxicab and chessboard metrics, by wavefronts
-of rows for other metric arrays), and BF by blocks of all pairs. The native
+of rows for other metric arrays), and BF by blocks of pairs (on the CPU
+with SciPy's candidates only, elsewhere with every voxel). The native
 CDT and BF kernels take up to 6 spatial axes; more run on the torch backend.
 
 Host syncs
@@ -485,7 +486,8 @@ def distance_transform_bf(input, metric="euclidean", sampling=None,
     Notes
     -----
     Work is ``O(B C N M)`` for ``N`` voxels and ``M`` candidates per slice
-    (``O(B C N^2)`` on the torch backend, which compares every pair): use
+    (``O(B C N^2)`` on the torch backend off the CPU, which compares every
+    pair there rather than read the candidates' count): use
     :func:`distance_transform_edt` or :func:`distance_transform_cdt` for
     anything but small inputs. Batching, SciPy parity and the results for a
     slice without background: see the *Distance transforms* notes

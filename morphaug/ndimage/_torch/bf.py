@@ -21,10 +21,11 @@ def bf(mask: torch.Tensor, metric: str, sampling, want_indices: bool, dtype):
     ``mask`` is a non-empty bool ``(B, C, *spatial)`` tensor, true on the
     foreground; ``metric`` is ``'euclidean'``, ``'taxicab'`` or ``'chessboard'``;
     ``sampling`` (euclidean only) a tuple of positive floats or ``None``;
-    ``dtype`` the distances' dtype. Every voxel is compared with every
-    background voxel of its slice in blocks of at most ``_CHUNK_ELEMENTS``;
-    a tie goes to the largest flat index (SciPy walks its list of border
-    voxels backwards and keeps the first minimum).
+    ``dtype`` the distances' dtype. Every voxel is compared with its slice's
+    candidates (:func:`_candidates`) in blocks of at most ``_CHUNK_ELEMENTS``
+    pairs; a tie goes to the largest flat index (SciPy walks its list of
+    border voxels backwards and keeps the first minimum). A background voxel
+    is at 0 from itself.
 
     Returns distances ``(B, C, *spatial)`` and, when ``want_indices``, int32
     indices ``(S, B, C, *spatial)``, else ``None``.
@@ -36,6 +37,8 @@ def bf(mask: torch.Tensor, metric: str, sampling, want_indices: bool, dtype):
     background = ~mask.reshape(batch, size)
     grids = torch.meshgrid(*[torch.arange(n, device=device) for n in spatial], indexing="ij")
     coords = [g.reshape(-1) for g in grids]
+    columns, usable = _candidates(mask, background)
+    listed = [c[columns] for c in coords]  # (batch, M): the candidates' coordinates
     if metric == "euclidean" and sampling is not None:
         work, inf = dtype, math.inf
     else:
@@ -43,20 +46,24 @@ def bf(mask: torch.Tensor, metric: str, sampling, want_indices: bool, dtype):
 
     best = torch.full((batch, size), inf, dtype=work, device=device)
     arg = torch.zeros((batch, size), dtype=torch.int64, device=device)
-    block_c = max(1, min(size, _CHUNK_ELEMENTS // max(batch, 1)))
+    count = columns.shape[1]
+    block_c = max(1, min(count, _CHUNK_ELEMENTS // max(batch, 1)))
     block_q = max(1, _CHUNK_ELEMENTS // max(batch * block_c, 1))
     for q0 in range(0, size, block_q):
         q1 = min(size, q0 + block_q)
-        for c0 in range(0, size, block_c):
-            c1 = min(size, c0 + block_c)
-            pair = _bf_pair_distances(coords, (q0, q1), (c0, c1), metric, sampling, work)
-            value = torch.where(background[:, None, c0:c1], pair, inf)
+        for c0 in range(0, count, block_c):
+            c1 = min(count, c0 + block_c)
+            pair = _bf_pair_distances([c[q0:q1] for c in coords], [c[:, c0:c1] for c in listed], metric,
+                                      sampling, work)
+            value = torch.where(usable[:, None, c0:c1], pair, inf)
             # last minimum of the block = first minimum of the reversed block
             value, where = _first_min(value.flip(-1))
-            where = (c1 - 1) - where
+            where = columns[:, c0:c1].gather(1, (c1 - c0 - 1) - where)
             better = value <= best[:, q0:q1]  # later blocks hold larger indices
             best[:, q0:q1] = torch.where(better, value, best[:, q0:q1])
             arg[:, q0:q1] = torch.where(better, where, arg[:, q0:q1])
+    best.masked_fill_(background, 0)
+    arg = torch.where(background, torch.arange(size, device=device), arg)
 
     empty = best >= inf  # a slice without background
     if metric == "euclidean":
@@ -73,11 +80,37 @@ def bf(mask: torch.Tensor, metric: str, sampling, want_indices: bool, dtype):
     return dist, _unravel(arg.masked_fill(empty, 0).reshape(mask.shape), spatial)
 
 
-def _bf_pair_distances(coords, queries, candidates, metric, sampling, work):
-    """Distances ``(Q, C)`` between two ranges of flat positions (SciPy's arithmetic)."""
+def _candidates(mask: torch.Tensor, background: torch.Tensor):
+    """Each slice's candidate columns ``(B*C, M)`` (flat indices, increasing) and which are usable.
+
+    On the CPU, SciPy's candidates: the background voxels with a foreground voxel among their 3^S
+    neighbours, which hold every nearest one (``M`` the most in a slice, read for free). Elsewhere
+    every background voxel (every column, the foreground's unusable): counting them would be a
+    host read."""
+    batch, size = background.shape
+    if mask.device.type != "cpu":
+        return torch.arange(size, device=mask.device).expand(batch, size), background
+    near = mask
+    for dim in range(2, mask.ndim):  # the 3^S box dilation, an axis at a time
+        n = mask.shape[dim]
+        if n > 1:
+            grown = near.clone()
+            grown.narrow(dim, 1, n - 1).logical_or_(near.narrow(dim, 0, n - 1))
+            grown.narrow(dim, 0, n - 1).logical_or_(near.narrow(dim, 1, n - 1))
+            near = grown
+    beside = near.reshape(batch, size) & background
+    counts = beside.sum(1)
+    most = max(int(counts.max()), 1)
+    columns = torch.argsort((~beside).to(torch.uint8), dim=1, stable=True)[:, :most]
+    return columns, torch.arange(most) < counts[:, None]
+
+
+def _bf_pair_distances(queries, candidates, metric, sampling, work):
+    """Distances ``(B*C, Q, M)`` between query coordinates (per axis ``(Q,)``) and each slice's
+    candidates' (per axis ``(B*C, M)``), in SciPy's arithmetic."""
     total = None
-    for k, c in enumerate(coords):
-        diff = c[queries[0]:queries[1], None] - c[None, candidates[0]:candidates[1]]
+    for k, (q, c) in enumerate(zip(queries, candidates)):
+        diff = q[None, :, None] - c[:, None, :]
         if metric == "euclidean":
             term = _scaled_square(diff, sampling[k] if sampling is not None else None, work)
         else:
