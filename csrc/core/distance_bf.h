@@ -47,26 +47,30 @@ MORPHAUG_HD BfKey<kMetric> bf_unreached_key() {
   return std::numeric_limits<BfKey<kMetric>>::max();
 }
 
-// The key of the pair (a, b), per axis in SciPy's order: t = a - b, times the
-// sampling, d += t * t (Euclidean; squares: without the sampling); |t| summed
-// (taxicab) or their maximum.
+// One axis's term of a pair's key, t the difference of its coordinates along
+// the axis, folded into the key so far in SciPy's arithmetic: t times the
+// sampling, squared and added (Euclidean; squares: without the sampling); |t|
+// added (taxicab) or the greater (chessboard).
+template <int kMetric>
+MORPHAUG_HD BfKey<kMetric> bf_fold(BfKey<kMetric> d, int32_t t, double sampling) {
+  if constexpr (kMetric == kBfEuclidean) {
+    const double s = mul_rn(static_cast<double>(t), sampling);
+    return add_rn(d, mul_rn(s, s));
+  } else if constexpr (kMetric == kBfSquares) {
+    return d + t * t;
+  } else if constexpr (kMetric == kBfTaxicab) {
+    return d + (t < 0 ? -t : t);
+  } else {
+    const int32_t m = t < 0 ? -t : t;
+    return m > d ? m : d;
+  }
+}
+
+// The key of the pair (a, b): its axes folded in order, axis 0 first (SciPy's).
 template <int kRank, int kMetric>
 MORPHAUG_HD BfKey<kMetric> bf_key(const int32_t* a, const int32_t* b, const BfGeometry& g) {
   BfKey<kMetric> d = 0;
-  for (int k = 0; k < fixed_rank<kRank>(g.rank); ++k) {
-    const int32_t t = a[k] - b[k];
-    if constexpr (kMetric == kBfEuclidean) {
-      const double s = mul_rn(static_cast<double>(t), g.sampling[k]);
-      d = add_rn(d, mul_rn(s, s));
-    } else if constexpr (kMetric == kBfSquares) {
-      d += t * t;
-    } else if constexpr (kMetric == kBfTaxicab) {
-      d += t < 0 ? -t : t;
-    } else {
-      const int32_t m = t < 0 ? -t : t;
-      d = m > d ? m : d;
-    }
-  }
+  for (int k = 0; k < fixed_rank<kRank>(g.rank); ++k) d = bf_fold<kMetric>(d, a[k] - b[k], g.sampling[k]);
   return d;
 }
 

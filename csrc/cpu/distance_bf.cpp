@@ -1,6 +1,6 @@
 // CPU launcher of morphaug::distance_bf (core/distance_bf.h). Each slice's
 // candidates are listed in raster order (the slices in parallel), their
-// coordinates axis by axis; then every voxel of a slice in parallel compares
+// coordinates axis by axis; then every voxel of the batch in parallel compares
 // itself with them a block at a time: the block's keys in one loop, its
 // least key in another (both vectorised, clones.h), and only a block that
 // holds a key up to the best so far is scanned for its last such key.
@@ -61,54 +61,49 @@ MORPHAUG_CPU_CLONES BfKey<kMetric> block_keys(const int32_t* coord, const Candid
     const int32_t* a = c.axis[k].data() + first;
     const int32_t at = coord[k];
     const double s = g.sampling[k];
-    for (int i = 0; i < n; ++i) {
-      const int32_t t = at - a[i];
-      if constexpr (kMetric == kBfEuclidean) {
-        const double u = static_cast<double>(t) * s;
-        keys[i] = keys[i] + u * u;
-      } else if constexpr (kMetric == kBfSquares) {
-        keys[i] += t * t;
-      } else if constexpr (kMetric == kBfTaxicab) {
-        keys[i] += t < 0 ? -t : t;
-      } else {
-        keys[i] = std::max(keys[i], t < 0 ? -t : t);
-      }
-    }
+    for (int i = 0; i < n; ++i) keys[i] = bf_fold<kMetric>(keys[i], at - a[i], s);
   }
   BfKey<kMetric> least = keys[0];
   for (int i = 1; i < n; ++i) least = std::min(least, keys[i]);
   return least;
 }
 
+// Every voxel of every slice, in parallel (the chunks may cross slices).
 template <int kRank, int kMetric, typename T>
-void slice_distances(const bool* v, int64_t s, const Candidates& c, const BfSetup& setup, T* dist, int32_t* index) {
+void distances(const bool* v, const std::vector<Candidates>& candidates, const BfSetup& setup, T* dist,
+               int32_t* index) {
   const BfGeometry& g = setup.geometry;
   const int64_t slice = setup.slice, planes = setup.slices * slice;
-  parallel_over(slice, std::max<int64_t>(1, c.count) * g.rank, [&](int64_t begin, int64_t end) {
+  int64_t listed = 0;
+  for (const Candidates& c : candidates) listed += c.count;
+  parallel_over(planes, std::max<int64_t>(1, listed / setup.slices) * g.rank, [&](int64_t begin, int64_t end) {
+    int64_t s = begin / slice, p = begin - s * slice;
     int32_t coord[kBfMaxRank];
-    voxel_coordinates(begin, g, coord);
+    voxel_coordinates(p, g, coord);
     BfKey<kMetric> keys[kBlock];
-    for (int64_t p = begin; p < end; ++p, next_voxel(coord, g)) {
-      const int64_t at = s * slice + p;
+    for (int64_t at = begin; at < end; ++at, next_voxel(coord, g)) {  // the last voxel of a slice wraps to 0
+      const Candidates& c = candidates[s];
+      const bool foreground = v[at];
       int64_t arg = -1;
-      BfKey<kMetric> best = bf_unreached_key<kMetric>();
-      if (v[p]) {
-        for (int64_t first = 0; first < c.count; first += kBlock) {
-          const int n = static_cast<int>(std::min<int64_t>(kBlock, c.count - first));
-          const BfKey<kMetric> least = block_keys<kRank, kMetric>(coord, c, first, n, g, keys);
-          if (least > best) continue;
-          best = least;
-          int i = n - 1;
-          while (keys[i] != least) --i;
-          arg = first + i;
-        }
-      } else {
-        best = 0;
+      BfKey<kMetric> best = foreground ? bf_unreached_key<kMetric>() : BfKey<kMetric>(0);
+      for (int64_t first = 0; foreground && first < c.count; first += kBlock) {
+        const int n = static_cast<int>(std::min<int64_t>(kBlock, c.count - first));
+        const BfKey<kMetric> least = block_keys<kRank, kMetric>(coord, c, first, n, g, keys);
+        if (least > best) continue;
+        best = least;
+        int i = n - 1;
+        while (keys[i] != least) --i;
+        arg = first + i;
       }
-      dist[at] = bf_distance<kMetric, T>(best, v[p] && arg < 0);
-      if (index == nullptr) continue;
-      for (int k = 0; k < g.rank; ++k) {
-        index[k * planes + at] = !v[p] ? coord[k] : arg < 0 ? 0 : c.axis[k][arg];
+      dist[at] = bf_distance<kMetric, T>(best, foreground && arg < 0);
+      if (index != nullptr) {
+        for (int k = 0; k < g.rank; ++k) {
+          index[k * planes + at] = !foreground ? coord[k] : arg < 0 ? 0 : c.axis[k][arg];
+        }
+      }
+      if (++p == slice) {
+        p = 0;
+        ++s;
       }
     }
   });
@@ -134,10 +129,7 @@ std::tuple<at::Tensor, at::Tensor> distance_bf_cpu(const at::Tensor& mask, int64
     });
     dispatch_bf(setup, [&](auto which, auto type) {
       using T = decltype(type);
-      T* dist = setup.distances.data_ptr<T>();
-      for (int64_t s = 0; s < setup.slices; ++s) {
-        slice_distances<kRank, decltype(which)::value, T>(v + s * setup.slice, s, candidates[s], setup, dist, index);
-      }
+      distances<kRank, decltype(which)::value, T>(v, candidates, setup, setup.distances.data_ptr<T>(), index);
     });
   });
   return {setup.distances, setup.indices};
