@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/find_boundaries.h"
+#include "id_types.h"
 #include "launch.h"
 
 namespace morphaug {
@@ -53,22 +54,6 @@ inline BoundarySetup boundary_setup(const at::Tensor& labels, int64_t connectivi
   setup.has_background = background.has_value();
   setup.background = background.value_or(0);
   return setup;
-}
-
-// f(T{}): T the labels' C type (uint8_t for bool), signed as they are.
-template <typename F>
-void dispatch_boundaries(const at::Tensor& labels, const F& f) {
-  switch (labels.scalar_type()) {
-    case at::kBool: case at::kByte: f(uint8_t{}); break;
-    case at::kChar: f(int8_t{}); break;
-    case at::kShort: f(int16_t{}); break;
-    case at::kUInt16: f(uint16_t{}); break;
-    case at::kInt: f(int32_t{}); break;
-    case at::kUInt32: f(uint32_t{}); break;
-    case at::kLong: f(int64_t{}); break;
-    case at::kUInt64: f(uint64_t{}); break;
-    default: TORCH_CHECK(false, "morphaug::find_boundaries: unexpected dtype ", labels.scalar_type());
-  }
 }
 
 }  // namespace morphaug

@@ -26,6 +26,7 @@ TORCH_LIBRARY_IMPL(morphaug, CPU, m) {
   m.impl("fill_holes", &fill_holes_cpu);
   m.impl("filter_components", &filter_components_cpu);
   m.impl("pick_component", &pick_component_cpu);
+  m.impl("panoptic_confusion", &panoptic_confusion_cpu);
   m.impl("find_boundaries", &find_boundaries_cpu);
   m.impl("grey_box", &grey_box_cpu);
   m.impl("grey_box.out", &grey_box_out_cpu);

@@ -30,6 +30,11 @@ inline void define_schemas(torch::Library& m) {
   // orthogonal hops (at most 8 axes); background: read in the labels' width
   // (its low bits), None where their dtype cannot hold it.
   m.def("find_boundaries(Tensor labels, int connectivity, int boundary_mode, int? background) -> Tensor");
+  // monai.metrics.compute_panoptic_quality's confusion matrix (core/panoptic.h)
+  // of each (b, c) slice of instance maps pred and ref (B, C, *spatial), of one
+  // integer or bool dtype, 0 the background, for match_iou_threshold in
+  // [0.5, 1]: (B, C, 4) float32 [tp, fp, fn, the matched IoUs' sum].
+  m.def("panoptic_confusion(Tensor pred, Tensor ref, float threshold) -> Tensor");
   // scikit-image's euler_number of each slice of a bool (B, C, H, W) or (B, C,
   // D, H, W) mask, before its division: (B, C) int64, the sum of `table` (16
   // or 256 int8 values, core/euler.h) over the configuration code of every

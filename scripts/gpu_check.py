@@ -271,6 +271,7 @@ def _kernel_cases(torch, device, n, batch):
     plains = (values.reshape(-1)[:min(1024, values.numel() // 4096) * 4096].reshape(-1, 1, 64, 64) * 4).byte()
     sources = torch.randint(-1, 3, plains.shape, device=device, dtype=torch.int16)
     sources *= torch.rand(plains.shape, device=device) < 0.02
+    components = ndimage.label(mask)[0]  # instances for panoptic_confusion
     corners = mask[..., :32, :32, :32].contiguous()  # distance_bf compares every voxel with the slice's candidates
     # name, call, ideal bytes (input + output)
     voxels = mask.numel()
@@ -288,6 +289,10 @@ def _kernel_cases(torch, device, n, batch):
         ("find_boundaries thick 3 labels int32", lambda: kernels.find_boundaries(labels, 1, "thick", 0), voxels * 5),
         ("find_boundaries outer 26-connected int64", lambda: kernels.find_boundaries(wide, 3, "outer", 0),
          voxels * 9),
+        ("panoptic_confusion 200 scattered ids int32", lambda: kernels.panoptic_confusion(many, many.roll(1, -1), 0.5),
+         voxels * 8),
+        ("panoptic_confusion components int32, shifted", lambda: kernels.panoptic_confusion(
+            components, components.roll(1, -1), 0.5), voxels * 8),
         ("distance_bf euclidean, 32^3 corners of the slices (brute force)",
          lambda: ndimage.distance_transform_bf(corners), corners.numel() * 5),
         ("cdt chessboard", lambda: ndimage.distance_transform_cdt(mask, metric="chessboard"), voxels * 5),
@@ -522,6 +527,15 @@ def adversarial(dry_run):
     got = morphology.skeletonize(blobs, method="parallel")
     _compare("skeletonize parallel blobs (CPU kernel)", got.cpu().numpy(),
              morphology.skeletonize(blobs.cpu(), method="parallel").numpy(), failures)
+    from morphaug._ops import kernels
+
+    # panoptic_confusion: a distinct id per voxel (the tables at their fullest, probes colliding) and one
+    # instance over the whole slice (every run of every warp on one count), against the CPU kernel
+    distinct = torch.randperm(side ** 3, device=device).view(1, 1, side, side, side) + 1
+    for what, pred, ref in [("distinct ids", distinct, distinct.roll(1, -1)),
+                            ("one instance", torch.ones_like(distinct), (distinct % 3 > 0).long())]:
+        _compare(f"panoptic_confusion {what}", kernels.panoptic_confusion(pred, ref, 0.5).cpu().numpy(),
+                 kernels.panoptic_confusion(pred.cpu(), ref.cpu(), 0.5).numpy(), failures)
     return dict(size=n, failures=failures)
 
 

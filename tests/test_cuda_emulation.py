@@ -41,6 +41,7 @@ from test_cuda_emu_boundaries import emulation_cases as boundary_cases
 from test_cuda_emu_euler import emulation_cases as euler_cases
 from test_cuda_emu_components import emulation_cases as component_cases
 from test_cuda_emu_bf import emulation_cases as bf_cases
+from test_cuda_emu_panoptic import emulation_cases as panoptic_cases
 
 NATIVE, WHY_NO_NATIVE = _ops.load_native()
 EMULATOR, WHY_NO_EMULATOR = _ops.load_emulation()
@@ -333,6 +334,7 @@ CASES = {
     **euler_cases(),
     **component_cases(),
     **bf_cases(),
+    **panoptic_cases(),
 }
 CPU_CANNOT = {"ball radius 130": "the CPU kernel takes radii up to 127"}
 

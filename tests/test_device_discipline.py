@@ -621,7 +621,8 @@ if monai_adapters is not None:
         *[case(f"adapters.monai.{name}", getattr(monai_adapters, name), On(ONEHOT3), 3, native={"ball_morphology"})
           for name in ("erode", "dilate")],
         case("adapters.monai.PanopticQualityMetric", monai_adapters.PanopticQualityMetric(2),
-             On(torch.cat([LABEL3, LABEL3.roll(1, -1)], 1).float()), On(torch.cat([LABEL3, LABEL3], 1).float())),
+             On(torch.cat([LABEL3, LABEL3.roll(1, -1)], 1).float()), On(torch.cat([LABEL3, LABEL3], 1).float()),
+             native={"panoptic_confusion"}),
         case("adapters.monai.compute_panoptic_quality", monai_adapters.compute_panoptic_quality,
              On(LABEL3[0, 0]), On(LABEL3[1, 0]), match_iou_threshold=0.3, reads={"panoptic assignment"}),
         # MONAI's ignite handlers: one update, the metric's buffer
@@ -630,7 +631,8 @@ if monai_adapters is not None:
         case("adapters.monai.SurfaceDistance", _handler_update("SurfaceDistance", symmetric=True),
              On(ONEHOT3.roll(1, -1)), On(ONEHOT3), native={"ball_morphology", "edt"}),
         case("adapters.monai.PanopticQuality", _handler_update("PanopticQuality", num_classes=2),
-             On(torch.cat([LABEL3, LABEL3.roll(1, -1)], 1).float()), On(torch.cat([LABEL3, LABEL3], 1).float())),
+             On(torch.cat([LABEL3, LABEL3.roll(1, -1)], 1).float()), On(torch.cat([LABEL3, LABEL3], 1).float()),
+             native={"panoptic_confusion"}),
     ]
 
 TORCHVISION = []
@@ -698,6 +700,8 @@ METRICS = [
     case("metrics.lesion_wise_metrics", lambda p, r: tuple(metrics.lesion_wise_metrics(p, r, volume_threshold=0)),
          On(LESION3.roll(1, -1)), On(LESION3), reads={"lesion-wise sizes", "binary fixpoint"},
          native_reads={"lesion-wise sizes"}, native={"binary_erosion", "label", "edt", "region_stats"}),
+    case("metrics.panoptic_quality", metrics.panoptic_quality, On(LABEL3.roll(1, -1)), On(LABEL3),
+         native={"panoptic_confusion"}),
     case("metrics.surfel_distances", lambda p, r: metrics.surfel_distances(p, r, (2.0, 1.0, 0.5)).robust_hausdorff(95),
          On(X3), On(X3.roll(1, -1)), native={"edt"}),
 ]

@@ -264,7 +264,7 @@ at::Tensor find_boundaries_cpu(const at::Tensor& labels, int64_t connectivity, i
   const BoundarySetup setup = boundary_setup(labels, connectivity, mode, background);
   if (labels.numel() == 0) return setup.out;
   fault_in_huge_pages(setup.out);
-  dispatch_boundaries(setup.labels, [&](auto type) { find_boundaries_rows<decltype(type)>(setup); });
+  dispatch_ids(setup.labels, "find_boundaries", [&](auto type) { find_boundaries_rows<decltype(type)>(setup); });
   return setup.out;
 }
 

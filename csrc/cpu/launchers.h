@@ -79,6 +79,8 @@ std::tuple<at::Tensor, at::Tensor> label_cpu(const at::Tensor& mask, at::IntArra
                                              at::ScalarType dtype);
 std::tuple<at::Tensor, at::Tensor> label_values_cpu(const at::Tensor& values, at::IntArrayRef structure,
                                                     std::optional<int64_t> background, at::ScalarType dtype);
+// panoptic.cpp
+at::Tensor panoptic_confusion_cpu(const at::Tensor& pred, const at::Tensor& ref, double threshold);
 // propagate.cpp
 at::Tensor propagate_cpu(const at::Tensor& input, const std::optional<at::Tensor>& mask, const at::Tensor& weights,
                          at::IntArrayRef offsets, bool border);

@@ -33,7 +33,7 @@ at::Tensor find_boundaries_cuda(const at::Tensor& labels, int64_t connectivity, 
   const dim3 grid(static_cast<unsigned>(blocks_for(setup.slice)),
                   static_cast<unsigned>(std::min<int64_t>(setup.slices, kMaxBlocks)));
   const cudaStream_t stream = cuda::current_stream();
-  dispatch_boundaries(setup.labels, [&](auto type) {
+  dispatch_ids(setup.labels, "find_boundaries", [&](auto type) {
     using T = decltype(type);
     with_fixed_rank(setup.geometry.rank, [&](auto rank) {
       cuda::launch<find_boundaries_kernel<T, decltype(rank)::value>>(

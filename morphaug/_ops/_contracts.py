@@ -46,7 +46,7 @@ _FLAT_GREY_DTYPES = _REAL_DTYPES | {torch.uint16, torch.uint32, torch.uint64}
 #: Every integer dtype but bool (label_values compares their bits).
 _INTEGER_DTYPES = frozenset({torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
                              torch.uint16, torch.uint32, torch.uint64})
-#: expand_labels and find_boundaries take labels of bool and every integer dtype.
+#: expand_labels, find_boundaries and panoptic_confusion take labels of bool and every integer dtype.
 _LABEL_IMAGE_DTYPES = _INTEGER_DTYPES | {torch.bool}
 _POLICIES = ("auto", "torch", "native")
 
@@ -219,6 +219,8 @@ KERNELS = {kernel.name: kernel for kernel in [
            limit=_slice_voxels),
     Kernel("euler_number", None, 3, "measure.euler_number, metrics.betti_numbers"),
     Kernel("find_boundaries", _LABEL_IMAGE_DTYPES, 8, "segmentation.find_boundaries (thick, inner, outer)",
+           limit=_slice_voxels),
+    Kernel("panoptic_confusion", _LABEL_IMAGE_DTYPES, 16, "metrics.panoptic_quality (match_iou_threshold >= 0.5)",
            limit=_slice_voxels),
     Kernel("cdt", None, 6, "distance_transform_cdt", limit=_padded_slice(1)),
     Kernel("distance_bf", None, 6, "distance_transform_bf", limit=_slice_voxels),

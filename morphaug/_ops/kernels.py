@@ -25,7 +25,7 @@ import torch
 from .._checks import check_mode
 from ._library import ops_for
 
-__all__ = ["edt", "expand_labels", "find_boundaries", "euler_number", "cdt", "distance_bf", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
+__all__ = ["edt", "expand_labels", "find_boundaries", "panoptic_confusion", "euler_number", "cdt", "distance_bf", "label", "grey_box", "grey_footprint", "grey_structure", "grey_element",
            "propagate", "fill_holes", "binary_erosion", "ball_morphology", "signed_edt", "binary_values",
            "surface_distance_lists", "skeletonize_lee", "thinning2d", "skeletonize_parallel", "label_sizes", "value_indices",
            "label_values",
@@ -119,6 +119,26 @@ def find_boundaries(labels: torch.Tensor, connectivity: int, mode: str, backgrou
     cannot hold it). SciPy's float64 store of 64-bit labels included (csrc/core/find_boundaries.h)."""
     return ops_for(labels).find_boundaries(labels, connectivity, BOUNDARY_MODES[mode],
                                            _background_bits(labels.dtype, background))
+
+
+def panoptic_confusion(pred: torch.Tensor, ref: torch.Tensor, threshold: float) -> torch.Tensor:
+    """``monai.metrics.compute_panoptic_quality``'s ``[tp, fp, fn, iou_sum]`` of each ``(b, c)`` slice.
+
+    Args:
+        pred, ref: instance maps ``(B, C, *S)`` of one shape and one integer or
+            bool dtype (slices of fewer than 2**31 voxels), 0 the background.
+        threshold: ``match_iou_threshold``, in ``[0.5, 1]``: a pair matches
+            when its IoU exceeds it (each instance then matches at most one).
+
+    Returns:
+        ``(B, C, 4)`` float32: tp, fp, fn and the sum of the matched IoUs
+        (float32 IoUs as MONAI's, summed exactly, then rounded).
+
+    Each slice's ids and overlapping pairs are counted in hash tables: on CPU
+    one raster pass per slice, the slices in parallel; on CUDA a warp's runs
+    of equal ids count at once, then a thread per pair decides the matches.
+    """
+    return ops_for(pred).panoptic_confusion(pred, ref, float(threshold))
 
 
 def _structure_flags(structure: np.ndarray) -> list[int]:

@@ -1,8 +1,7 @@
 """Panoptic quality of instance maps on ``(B, C, *spatial)`` batches (``monai.metrics.compute_panoptic_quality``).
 
-Every slice's instances are matched at once: each row of voxels is sorted, once by instance id (the
-areas and counts) and once by the pair of ids a voxel lies in (the intersections: runs of equal pairs),
-so no loop runs over slices or instances and, for ``match_iou_threshold >= 0.5``, nothing is read back.
+Every slice's instances are matched at once (``morphaug.measure._matching``): no loop runs over slices or
+instances and, for ``match_iou_threshold >= 0.5``, nothing is read back.
 """
 
 from __future__ import annotations
@@ -12,8 +11,8 @@ import numbers
 import numpy as np
 import torch
 
-from .. import _sync
 from .._opaque import Results, opaque_under_compile
+from ..measure._matching import panoptic_confusion
 from ._arguments import volumes
 
 __all__ = ["PANOPTIC_METRICS", "panoptic_quality", "panoptic_metric_name", "panoptic_from_confusion"]
@@ -37,73 +36,6 @@ def _instances(pred, ref) -> tuple[torch.Tensor, torch.Tensor]:
         if x.is_floating_point():
             raise TypeError(f"{name} must hold integer instance ids (any integer dtype or bool), got {x.dtype}")
     return pred, ref
-
-
-def _compact(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per row of ``ids`` (``(S, N)`` int64): each instance voxel's rank among the row's distinct nonzero
-    values (0 for the smallest; ``N`` for the background), and how many such values the row holds."""
-    values, order = ids.sort(dim=1)
-    new = values != 0
-    new[:, 1:] &= values[:, 1:] != values[:, :-1]
-    rank = (new.cumsum(1) - 1).masked_fill_(values == 0, ids.shape[1])
-    return torch.empty_like(order).scatter_(1, order, rank), new.sum(1)
-
-
-def _confusion(pred: torch.Tensor, ref: torch.Tensor, threshold: float) -> torch.Tensor:
-    """``(S, 4)`` float32 ``[tp, fp, fn, iou_sum]`` of the rows of ``pred`` and ``ref`` (``(S, N)``)."""
-    rows, n = pred.shape
-    pred_rank, n_pred = _compact(pred)
-    ref_rank, n_ref = _compact(ref)
-    # the area of each instance: a table of N + 1 columns per row (the last one the background's)
-    offsets = torch.arange(rows, device=pred.device).unsqueeze(1) * (n + 1)
-    ones = torch.ones(rows * n, dtype=torch.int64, device=pred.device)
-    pred_area = torch.zeros(rows * (n + 1), dtype=torch.int64, device=pred.device)
-    pred_area.scatter_add_(0, (pred_rank + offsets).flatten(), ones)
-    ref_area = torch.zeros_like(pred_area).scatter_add_(0, (ref_rank + offsets).flatten(), ones)
-    # the intersections: runs of equal (ref rank, pred rank) pairs in each sorted row, non-pairs last
-    pair = torch.where((pred != 0) & (ref != 0), ref_rank * n + pred_rank, n * n).sort(dim=1).values
-    start = torch.ones_like(pair, dtype=torch.bool)
-    start[:, 1:] = pair[:, 1:] != pair[:, :-1]
-    run = start.cumsum(1) - 1
-    inter = torch.zeros_like(pair).scatter_add_(1, run, torch.ones_like(pair)).gather(1, run)
-    valid = start & (pair < n * n)
-    pair_ref, pair_pred = pair.clamp_max(n * n - 1).div(n, rounding_mode="floor"), pair % n
-    union = ref_area[pair_ref + offsets] + pred_area[pair_pred + offsets] - inter
-    iou = inter / union  # float32, as MONAI divides its int64 sums
-    if threshold >= 0.5:  # an instance overlaps at most one other by more than half
-        matched = valid & (iou > threshold)
-    else:
-        matched = _assigned(valid, pair_ref, pair_pred, iou, n_ref, n_pred, threshold)
-    tp = matched.sum(1)
-    iou_sum = torch.where(matched, iou, 0).sum(1)
-    return torch.stack([tp.float(), (n_pred - tp).float(), (n_ref - tp).float(), iou_sum], 1)
-
-
-def _assigned(valid, ref_rank, pred_rank, iou, n_ref, n_pred, threshold) -> torch.Tensor:
-    """The matched pairs of MONAI's Munkres assignment (``match_iou_threshold < 0.5``): SciPy's
-    ``linear_sum_assignment`` of each row's IoU matrix (a row per reference instance, a column per
-    predicted one, in the order of their ids, as MONAI's), on the host, then the pairs above the threshold."""
-    from scipy.optimize import linear_sum_assignment
-
-    rows, n = valid.shape
-    table = torch.cat([torch.stack([valid, ref_rank, pred_rank, iou]).double().flatten(),
-                       torch.stack([n_ref, n_pred], 1).double().flatten()])
-    table = np.asarray(_sync.host_read(table, "panoptic assignment"))
-    flags, refs, preds, ious = table[:4 * rows * n].reshape(4, rows, n)
-    refs, preds, ious = refs.astype(np.int64), preds.astype(np.int64), ious.astype(np.float32)
-    sizes = table[4 * rows * n:].astype(np.int64).reshape(rows, 2)
-    matched = np.zeros(flags.shape, bool)
-    for row, (n_r, n_p) in enumerate(sizes):
-        where = np.flatnonzero(flags[row])
-        if where.size == 0:
-            continue
-        matrix = np.zeros((n_r, n_p), np.float32)
-        matrix[refs[row, where], preds[row, where]] = ious[row, where]
-        chosen = np.zeros_like(matrix, dtype=bool)
-        chosen[linear_sum_assignment(-matrix)] = True
-        chosen &= matrix > threshold
-        matched[row, where] = chosen[refs[row, where], preds[row, where]]
-    return _sync.to_device(torch.from_numpy(matched), iou.device)
 
 
 def _result(kw) -> list[tuple[tuple[int, ...], torch.dtype]]:
@@ -173,9 +105,7 @@ def panoptic_quality(pred, ref, *, metric_name="pq", match_iou_threshold=0.5, sm
     if isinstance(smooth_numerator, bool) or not isinstance(smooth_numerator, numbers.Real) \
             or not np.isfinite(smooth_numerator):
         raise ValueError(f"smooth_numerator must be a finite number, got {smooth_numerator!r}")
-    batch = pred.shape[:2]
-    confusion = _confusion(pred.reshape(batch.numel(), -1).long(), ref.reshape(batch.numel(), -1).long(),
-                           float(match_iou_threshold)).view(*batch, 4)
+    confusion = panoptic_confusion(pred, ref, float(match_iou_threshold))
     if output_confusion_matrix:
         return confusion
     return panoptic_from_confusion(confusion, name, smooth_numerator)
