@@ -5,7 +5,8 @@ tests/test_panoptic.py) is the reference: tp, fp and fn equal, the matched IoUs'
 rounding. The CPU kernel and the CUDA launcher, run by the emulator in every order of
 ``test_cuda_emulation.ORDERS``, must agree bit for bit (each sums its IoUs exactly, in units of 2**-24).
 Cases: ranks 1 to 3, slices across the launcher's blocks and partial warps, every integer dtype, negative
-and 64-bit ids, a distinct id per voxel (the tables' worst load), empty and identical slices, IoUs on
+and 64-bit ids, a distinct id per voxel (the tables' worst load), 8- and 16-bit ids filling the narrower
+tables CUDA gives them, empty and identical slices, IoUs on
 the threshold in float32.
 """
 
@@ -92,6 +93,8 @@ def _cases() -> dict:
     long_row = tiles((1, 2, 5000), 7, 4)
     wide = tiles((2, 1, 11, 7), 2, 5).to(torch.int64) * (2**57 - 7)
     noisy = blocks((2, 2, 17, 23), 9, 6)
+    u8 = tiles((1, 2, 40, 41), 2, 11, empty=0.0)  # ids 1 .. 420: every uint8 id, the id tables half full
+    i16 = tiles((1, 1, 300, 300), 1, 12, low=-45000, empty=0.3)  # 90,000 voxels, more than 2 * 2^16 / 2
     empty = torch.zeros(2, 1, 6, 7, dtype=torch.int32)
     pred_t, ref_t = on_the_threshold()
     return {
@@ -103,6 +106,8 @@ def _cases() -> dict:
         "2-D scattered ids": (noisy, perturbed(noisy, 0.1, 5), 0.5),
         "2-D int16": (b.to(torch.int16), perturbed(b, 0.3, 6).to(torch.int16), 0.5),
         "2-D uint8": ((b % 200).to(torch.uint8), perturbed(b % 200, 0.3, 7).to(torch.uint8), 0.55),
+        "2-D uint8, every id": ((u8 % 256).to(torch.uint8), (perturbed(u8, 0.2, 13) % 256).to(torch.uint8), 0.5),
+        "2-D int16, past the id tables": (i16.to(torch.int16), perturbed(i16, 0.2, 14).to(torch.int16), 0.5),
         "2-D bool": (b.bool(), perturbed(b, 0.3, 8).bool(), 0.5),
         "2-D 64-bit ids": (wide, perturbed(wide, 0.3, 9), 0.5),
         "2-D uint32": (b.to(torch.uint32), perturbed(b, 0.3, 10).to(torch.uint32), 0.6),

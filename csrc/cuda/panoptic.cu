@@ -8,8 +8,10 @@
 //  - match_kernel: a thread per pair slot: the pairs that match, counted and
 //    their IoUs summed per slice.
 //  - confusion_kernel: a thread per slice: tp, fp, fn and the sum.
-// A slice's tables hold 2 * voxels slots each, so they are at most half full:
-// 72 bytes per voxel for the three (8-byte keys, int32 counts).
+// A slice's tables hold twice the ids (pairs) it can hold, so they are at
+// most half full: 2 slots per voxel each, 72 bytes per voxel for the three
+// (8-byte keys, int32 counts); 8 and 16-bit ids take 2 * 2^8 or 2 * 2^16
+// slots per id table (and their square per pair table) where that is less.
 #include <ATen/ops/zeros.h>
 
 #include <algorithm>
@@ -25,15 +27,21 @@ constexpr int kChunk = kThreads * kItems;  // voxels per block
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kPred = 0, kRef = 1, kPair = 2;  // the tables, in this order
 
+// Per slice a table of ids_capacity slots for the pred ids, one for the ref
+// ids, then one of pairs_capacity slots for the pairs.
 struct Tables {
-  unsigned long long* keys;  // (3, slices, capacity), 0 for an empty slot
-  int32_t* counts;           // (3, slices, capacity): areas, areas, intersections
+  unsigned long long* keys;  // the tables' keys, 0 for an empty slot
+  int32_t* counts;           // their counts: areas, areas, intersections
   int32_t* totals;           // (slices, 3): pred instances, ref instances, matched pairs
   unsigned long long* sums;  // (slices): the matched IoUs, in iou_units
   int64_t slices;
-  uint32_t capacity;
+  uint32_t ids_capacity, pairs_capacity;
 
-  __device__ int64_t row(int table, int64_t slice) const { return (table * slices + slice) * capacity; }
+  __device__ uint32_t capacity(int table) const { return table == kPair ? pairs_capacity : ids_capacity; }
+  __device__ int64_t row(int table, int64_t slice) const {
+    return table == kPair ? 2 * slices * ids_capacity + slice * pairs_capacity
+                          : (table * slices + slice) * ids_capacity;
+  }
 };
 
 // The slot of `key` (nonzero) among the `capacity` slots of `keys`, claimed
@@ -67,7 +75,7 @@ __device__ __forceinline__ uint32_t tally(const Tables& t, int table, int64_t sl
     const int length = (after ? __ffs(after) - 1 : 32) - static_cast<int>(lane);
     const int64_t row = t.row(table, slice);
     bool claimed = false;
-    slot = find_slot(t.keys + row, t.capacity, key, &claimed);
+    slot = find_slot(t.keys + row, t.capacity(table), key, &claimed);
     atomicAdd(t.counts + row + slot, length);
     if (claimed && total != nullptr) atomicAdd(total, 1);
   }
@@ -97,7 +105,7 @@ __global__ void __launch_bounds__(kThreads) match_kernel(Tables t, float thresho
   const uint32_t step = gridDim.x * blockDim.x;
   for (int64_t slice = blockIdx.y; slice < t.slices; slice += gridDim.y) {
     const int64_t pairs = t.row(kPair, slice), preds = t.row(kPred, slice), refs = t.row(kRef, slice);
-    for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < t.capacity; s += step) {
+    for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < t.pairs_capacity; s += step) {
       const uint64_t key = t.keys[pairs + s];
       float iou;
       if (key != 0 && panoptic_match(t.counts[pairs + s], t.counts[preds + pair_pred(key)],
@@ -124,13 +132,18 @@ at::Tensor panoptic_confusion_cuda(const at::Tensor& pred, const at::Tensor& ref
   const cuda::DeviceGuard guard(pred.device());
   const PanopticSetup setup = panoptic_setup(pred, ref, threshold);
   if (setup.slices == 0) return setup.out;
-  const int64_t capacity = 2 * setup.slice, slots = 3 * setup.slices * capacity;
+  // twice the ids and pairs a slice can hold: its voxels, or the ids of 8 and 16-bit dtypes
+  const int64_t voxels = 2 * setup.slice;
+  const bool narrow = pred.element_size() <= 2;
+  const int64_t ids = narrow ? std::min(voxels, int64_t{2} << (8 * pred.element_size())) : voxels;
+  const int64_t pairs = narrow ? std::min(voxels, ids * ids) : voxels;
+  const int64_t slots = setup.slices * (2 * ids + pairs);
   // the keys, then the sums; the counts, then the totals
   const at::Tensor keys = at::zeros({slots + setup.slices}, pred.options().dtype(at::kLong));
   const at::Tensor counts = at::zeros({slots + 3 * setup.slices}, pred.options().dtype(at::kInt));
   auto* key_data = reinterpret_cast<unsigned long long*>(keys.data_ptr<int64_t>());
   const Tables t{key_data, counts.data_ptr<int32_t>(), counts.data_ptr<int32_t>() + slots, key_data + slots,
-                 setup.slices, static_cast<uint32_t>(capacity)};
+                 setup.slices, static_cast<uint32_t>(ids), static_cast<uint32_t>(pairs)};
   const cudaStream_t stream = cuda::current_stream();
   const unsigned rows = static_cast<unsigned>(std::min<int64_t>(setup.slices, kMaxBlocks));
   if (setup.slice > 0) {
@@ -141,7 +154,7 @@ at::Tensor panoptic_confusion_cuda(const at::Tensor& pred, const at::Tensor& ref
                                     static_cast<const T*>(setup.ref.const_data_ptr()), t,
                                     static_cast<uint32_t>(setup.slice));
     });
-    cuda::launch<match_kernel>(dim3(static_cast<unsigned>(blocks_for(capacity)), rows), kThreads, stream, t,
+    cuda::launch<match_kernel>(dim3(static_cast<unsigned>(blocks_for(pairs)), rows), kThreads, stream, t,
                                setup.threshold);
   }
   cuda::launch<confusion_kernel>(dim3(static_cast<unsigned>(blocks_for(setup.slices))), kThreads, stream, t,
