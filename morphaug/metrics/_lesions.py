@@ -13,6 +13,8 @@ import torch
 
 from .. import _sync, ndimage
 from ._arguments import _sampling, foreground, volumes
+from ._counts import true_counts
+from ._lists import _reads_are_free
 from ._surfels import surfel_distances
 
 __all__ = ["BRATS_2023", "LesionWiseResult", "lesion_wise_metrics"]
@@ -60,11 +62,10 @@ class LesionWiseResult(NamedTuple):
 
 class _Components(NamedTuple):
     """The components of every slice of a mask: ``labels (B, C, *spatial)`` numbered per slice (0
-    outside), ``ids (B*C, V)`` int64 numbered across the batch (-1 outside), ``counts`` and the id of
-    each slice's first component ``first`` (``(B*C,)``)."""
+    outside), ``counts`` and the number across the batch of each slice's first component ``first``
+    (``(B*C,)``): the component of label ``l`` in slice ``s`` is number ``first[s] + l - 1``."""
 
     labels: torch.Tensor
-    ids: torch.Tensor
     counts: torch.Tensor
     first: torch.Tensor
 
@@ -72,16 +73,45 @@ class _Components(NamedTuple):
 def _components(mask: torch.Tensor, structure) -> _Components:
     labels, counts = ndimage.label(mask, structure=structure)
     counts = counts.flatten()
-    first = counts.cumsum(0) - counts
-    flat = labels.flatten(2).flatten(0, 1).long()
-    return _Components(labels, torch.where(flat > 0, flat + first[:, None] - 1, -1), counts, first)
+    return _Components(labels, counts, counts.cumsum(0) - counts)
 
 
-def _tally(index: torch.Tensor, where: torch.Tensor, bins: int, weights=None) -> torch.Tensor:
-    """For each of ``bins`` ids, the voxels (or ``weights``) of ``index`` where ``where``."""
-    index = torch.where(where, index, bins).flatten()
-    values = torch.ones_like(index) if weights is None else weights.flatten()
-    return torch.zeros(bins + 1, dtype=values.dtype, device=index.device).index_add_(0, index, values)[:bins]
+def _numbered(labels: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
+    """Per-slice ``labels`` as numbers across the batch, -1 outside (``first`` of their slices,
+    broadcast against them)."""
+    labels = labels.long()
+    return torch.where(labels > 0, labels + first - 1, -1)
+
+
+def _matched(both: torch.Tensor, comp: _Components, lesion: _Components, comps: int, lesions: int) -> torch.Tensor:
+    """``(comps, lesions)`` bool: which predicted lesions touch which dilated regions, from the voxels of
+    ``both`` (``pred & dilated``, ``(B*C, V)``), where both labels are positive. On the CPU only those
+    voxels are read (finding them is free there), elsewhere every voxel."""
+    comp_labels, lesion_labels = (c.labels.flatten(2).flatten(0, 1) for c in (comp, lesion))
+
+    def key(c, l, comp_first, lesion_first):
+        return (c.long() + comp_first - 1) * lesions + (l.long() + lesion_first - 1)
+
+    if _reads_are_free(both):
+        rows, columns = both.nonzero(as_tuple=True)
+        keys = key(comp_labels[rows, columns], lesion_labels[rows, columns], comp.first[rows], lesion.first[rows])
+    else:
+        keys = torch.where(both, key(comp_labels, lesion_labels, comp.first[:, None], lesion.first[:, None]),
+                           comps * lesions)
+    matched = torch.zeros(comps * lesions + 1, dtype=torch.bool, device=both.device)
+    return matched.index_fill_(0, keys.flatten(), True)[:-1].view(comps, lesions)
+
+
+def _tally(masks: torch.Tensor, components: _Components, of_slice: torch.Tensor, most: int) -> torch.Tensor:
+    """For each of the ``N`` components numbered across the batch (``of_slice``: their slices; at most
+    ``most`` in a slice), the voxels of each bool mask of ``masks`` (``(M, B, C, *spatial)``) in it,
+    ``(M, N)`` float64: one :func:`~morphaug.ndimage.sum_labels` of every slice of every mask by the
+    slice's labels."""
+    most = max(most, 1)
+    labels = components.labels.flatten(0, 1)
+    sums = ndimage.sum_labels(masks.flatten(1, 2), labels[None], range(1, most + 1)).flatten(1)
+    local = torch.arange(of_slice.numel(), device=masks.device) - components.first[of_slice]
+    return sums[:, of_slice * most + local]
 
 
 def _boxes(labels: torch.Tensor, first: torch.Tensor, of_slice: torch.Tensor, most: int) -> torch.Tensor:
@@ -128,10 +158,10 @@ def _lesion_hd95(ref, pred, lesion: _Components, comp: _Components, matched, of_
         start, slices = low[index], of_slice[0][index]
         inside = math.prod(torch.arange(n, device=ref.device).view([-1 if a == axis else 1 for a in range(3)])
                            <= (high[index] - start)[:, axis].view(-1, 1, 1, 1) for axis, n in enumerate(size))
-        ids = index.view(-1, 1, 1, 1)
-        gt = inside & (_crops(lesion.ids.view(volume), slices, start, size) == ids) & _crops(
+        ids, first = index.view(-1, 1, 1, 1), lesion.first[slices].view(-1, 1, 1, 1)
+        gt = inside & (_crops(lesion.labels.view(volume), slices, start, size) == ids - first + 1) & _crops(
             ref.view(volume), slices, start, size)
-        comps = _crops(comp.ids.view(volume), slices, start, size)
+        comps = _numbered(_crops(comp.labels.view(volume), slices, start, size), comp.first[slices].view(-1, 1, 1, 1))
         predicted = inside & (comps >= 0) & matched[comps.clamp(min=0), ids]
         hd95[index] = surfel_distances(predicted.unsqueeze(1), gt.unsqueeze(1), sampling).robust_hausdorff(95)[:, 0]
     return hd95
@@ -139,7 +169,7 @@ def _lesion_hd95(ref, pred, lesion: _Components, comp: _Components, matched, of_
 
 def _voxels(mask: torch.Tensor) -> torch.Tensor:
     """``(B, C)``: the voxels of each slice of ``mask``."""
-    return torch.count_nonzero(mask.flatten(2), -1)
+    return true_counts(mask.flatten(2))
 
 
 def _legacy(pred, ref, sampling, missing_hd95):
@@ -224,7 +254,9 @@ def lesion_wise_metrics(pred, ref, sampling=None, dilation_factor=3, volume_thre
     -----
     No loop over slices or lesions: one dilation and two labellings of the
     whole batch, the matches one ``(predicted lesions, lesions)`` table
-    scattered from the voxels, the volumes and intersections scattered sums;
+    scattered from the voxels both masks hold (on the CPU only those voxels
+    are read), the volumes and intersections two
+    :func:`~morphaug.ndimage.sum_labels` of every slice by its labels;
     the HD95 of the lesions comes from their pairs cut to bounding boxes, each
     box holding one lesion and its prediction alone, one
     :func:`surfel_distances` per size class of box (the next power of 2 along
@@ -257,17 +289,13 @@ def lesion_wise_metrics(pred, ref, sampling=None, dilation_factor=3, volume_thre
     lesion, comp = _components(dilated, _FULL), _components(pred, _FULL)
     counts = torch.stack([lesion.counts, comp.counts])
     lesions, comps, *most = _sync.host_read(torch.cat([counts.sum(1), counts.amax(1)]), "lesion-wise sizes")
-    flat_pred, flat_ref, flat_dilated = (x.flatten(2).flatten(0, 1) for x in (pred, ref, dilated))
-
-    pairs = torch.where(flat_pred & flat_dilated, comp.ids * lesions + lesion.ids, comps * lesions)
-    matched = torch.zeros(comps * lesions + 1, dtype=torch.bool, device=pred.device)
-    matched = matched.index_fill_(0, pairs.flatten(), True)[:-1].view(comps, lesions)
-    comp_size = _tally(comp.ids, flat_pred, comps).double()
-    gt_count = _tally(lesion.ids, flat_ref, lesions)
-    dice = 2 * _tally(lesion.ids, flat_ref & flat_pred, lesions) / (gt_count + matched.double().T @ comp_size)
+    matched = _matched((pred & dilated).flatten(2).flatten(0, 1), comp, lesion, comps, lesions)
     slice_ids = torch.arange(math.prod(slices), device=pred.device)
     lesion_slice = slice_ids.repeat_interleave(lesion.counts, output_size=lesions)
     comp_slice = slice_ids.repeat_interleave(comp.counts, output_size=comps)
+    comp_size = _tally(pred[None], comp, comp_slice, most[1])[0]
+    gt_count, both = _tally(torch.stack([ref, ref & pred]), lesion, lesion_slice, most[0])
+    dice = 2 * both / (gt_count + matched.double().T @ comp_size)
     hd95 = (_lesion_hd95(ref, pred, lesion, comp, matched, (lesion_slice, comp_slice), most, sampling) if lesions
             else dice.new_zeros(0)).nan_to_num(posinf=missing_hd95)
     lesion_matched = matched.any(0)

@@ -19,6 +19,7 @@ import torch
 
 from ..ndimage._surface_lists import surface_distance_lists, surface_distances, surfaces
 from ._arguments import foreground
+from ._counts import true_counts
 
 __all__ = ["Lists", "lists"]
 
@@ -131,7 +132,7 @@ def _dense(pred, ref, sampling, distance_metric, symmetric: bool) -> _Dense:
     """The lists of every slice of ``pred`` and ``ref``: one erosion, one distance transform."""
     batch, channels = pred.shape[:2]
     edges = surfaces(torch.cat([pred, ref]))  # (2B, C, ...): the surfaces of pred, then of ref
-    counts = torch.count_nonzero(edges.flatten(2), -1).int()
+    counts = true_counts(edges.flatten(2)).int()
     if symmetric:
         sources, targets = edges, edges.roll(batch, 0)
         n_source, n_target = counts, counts.roll(batch, 0)

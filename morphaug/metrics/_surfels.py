@@ -32,6 +32,7 @@ import torch.nn.functional as F
 
 from .. import _sync, ndimage
 from ._arguments import _sampling, foreground, volumes
+from ._counts import true_counts
 from ._lists import _reads_are_free
 from ._surfel_tables import NORMALS_2D, NORMALS_3D
 
@@ -84,13 +85,13 @@ def _distances_to(surface: torch.Tensor, sampling) -> torch.Tensor:
     return torch.where(found, distances, math.inf)
 
 
-def _rows(source: torch.Tensor, distance: torch.Tensor, codes: torch.Tensor, table: torch.Tensor):
+def _rows(source: torch.Tensor, counts: torch.Tensor, distance: torch.Tensor, codes: torch.Tensor,
+          table: torch.Tensor):
     """The lists of the rows ``(R, cells)`` as ``(distance, area)`` matrices ``(R, K)``: each row's
-    ``source`` cells with their areas (``table`` of the ``codes``), padding (nan, 0) elsewhere. Packed
-    to the longest list on the CPU."""
+    ``source`` cells (``counts`` of them) with their areas (``table`` of the ``codes``), padding (nan, 0)
+    elsewhere. Packed to the longest list on the CPU."""
     if not _reads_are_free(source):
         return torch.where(source, distance, math.nan), torch.where(source, table[codes.long()], 0.0)
-    counts = torch.count_nonzero(source, -1)
     rows, cells = source.nonzero(as_tuple=True)
     column = torch.arange(rows.numel()) - (counts.cumsum(0) - counts)[rows]
     width = max(int(counts.max()), 1)
@@ -224,6 +225,6 @@ def surfel_distances(pred, ref, sampling=None) -> SurfelDistances:
     table = _sync.to_device(torch.from_numpy(_areas(sampling)), codes.device)
     shape = (2, *pred.shape[:2])
     rows = math.prod(shape)
-    d, a = _sorted(*_rows(surfaces.view(rows, -1), distances.view(rows, -1), codes.view(rows, -1), table))
-    counts = torch.count_nonzero(surfaces.flatten(2), -1).view(shape)
-    return SurfelDistances(d.view(*shape, -1), a.view(*shape, -1), counts)
+    counts = true_counts(surfaces.view(rows, -1))
+    d, a = _sorted(*_rows(surfaces.view(rows, -1), counts, distances.view(rows, -1), codes.view(rows, -1), table))
+    return SurfelDistances(d.view(*shape, -1), a.view(*shape, -1), counts.view(shape))
