@@ -102,24 +102,28 @@ def _matched(both: torch.Tensor, comp: _Components, lesion: _Components, comps: 
     return matched.index_fill_(0, keys.flatten(), True)[:-1].view(comps, lesions)
 
 
+def _batch_order(first: torch.Tensor, of_slice: torch.Tensor, most: int) -> torch.Tensor:
+    """Where each of the components numbered across the batch (``of_slice``: their slices; ``first``:
+    the number of each slice's first) lies in per-slice tables of ``max(most, 1)`` labels flattened
+    ``(B*C * most)``: the index that puts those tables in the batch's numbering."""
+    return of_slice * max(most, 1) + torch.arange(of_slice.numel(), device=of_slice.device) - first[of_slice]
+
+
 def _tally(masks: torch.Tensor, components: _Components, of_slice: torch.Tensor, most: int) -> torch.Tensor:
     """For each of the ``N`` components numbered across the batch (``of_slice``: their slices; at most
     ``most`` in a slice), the voxels of each bool mask of ``masks`` (``(M, B, C, *spatial)``) in it,
     ``(M, N)`` float64: one :func:`~morphaug.ndimage.sum_labels` of every slice of every mask by the
     slice's labels."""
-    most = max(most, 1)
     labels = components.labels.flatten(0, 1)
-    sums = ndimage.sum_labels(masks.flatten(1, 2), labels[None], range(1, most + 1)).flatten(1)
-    local = torch.arange(of_slice.numel(), device=masks.device) - components.first[of_slice]
-    return sums[:, of_slice * most + local]
+    sums = ndimage.sum_labels(masks.flatten(1, 2), labels[None], range(1, max(most, 1) + 1)).flatten(1)
+    return sums[:, _batch_order(components.first, of_slice, most)]
 
 
 def _boxes(labels: torch.Tensor, first: torch.Tensor, of_slice: torch.Tensor, most: int) -> torch.Tensor:
     """``(2, N, S)``: the first and last coordinates of each of the ``N`` components numbered across the
     batch (``of_slice``: their slices) of the per-slice ``labels`` (at most ``most`` per slice)."""
     boxes, _ = ndimage.find_objects(labels, max_label=max(most, 1))
-    local = torch.arange(of_slice.numel(), device=labels.device) - first[of_slice]
-    found = boxes.flatten(0, 2)[of_slice * max(most, 1) + local]
+    found = boxes.flatten(0, 2)[_batch_order(first, of_slice, most)]
     return torch.stack([found[:, 0], found[:, 1] - 1])
 
 
