@@ -229,6 +229,29 @@ def test_empty_batches_and_degenerate_shapes(name, shape, num_classes):
         assert value.shape[0] == batch, key
 
 
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32])
+@pytest.mark.parametrize("name", list(EMPTY_CASES))
+def test_wide_unsigned_inputs_as_their_values_in_int64(name, dtype):
+    """uint16 / uint32 labels and images (16-bit TIFFs), which torch neither orders nor subtracts: each
+    transform gives what it gives for the same values in int64 (a top-hat or gradient of an image wraps
+    as NumPy's, which the same bits of int64 show)."""
+    factory, role = EMPTY_CASES[name]
+    if role == "image":
+        x = torch.randint(0, 1000, (3, 1, *SHAPE), generator=seeded(1))
+    else:
+        x = gapped_labels().clamp(min=0)
+    results = []
+    for source in (x.to(dtype), x):
+        torch.manual_seed(2)  # the same draws
+        results.append(factory()({"x": source, "i": torch.rand(3, 1, *SHAPE, generator=seeded(3))})["x"])
+    ours, wide = results
+    assert ours.dtype == (dtype if wide.dtype == torch.int64 else wide.dtype)
+    if ours.dtype == dtype:  # the same bits, modulo the width
+        wide = wide.to(torch.int64) % 2 ** (8 * dtype.itemsize)
+        ours = ours.to(torch.int64) % 2 ** (8 * dtype.itemsize)
+    assert torch.equal(ours, wide)
+
+
 def classes_of(x: torch.Tensor, num_classes, background: bool) -> int:
     """How many classes a transform works on, for empty or all-background labels ``x``."""
     if x.shape[1] != 1:

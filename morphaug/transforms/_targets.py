@@ -304,7 +304,8 @@ class SkeletonTarget(Deterministic, _LabelTarget):
     def apply(self, x, params):
         fmt = self._format(x)
         index = to_index(x, fmt).to(x.dtype)
-        skeleton = skeletonize(index > 0, method=self.method)
+        # torch orders no unsigned dtype wider than 8 bits, but compares it for equality
+        skeleton = skeletonize(index > 0 if index.dtype.is_signed else index != 0, method=self.method)
         tube = skeleton
         if self.radius:
             shape = (x.shape[0], 1) + (1,) * (x.ndim - 2)
