@@ -248,7 +248,7 @@ def sync_debug(dry_run):
 
 
 def _kernel_cases(torch, device, n, batch):
-    from morphaug import footprints, measure, morphology, ndimage
+    from morphaug import footprints, measure, morphology, ndimage, transforms
     from morphaug._ops import kernels
 
     mask = torch.from_numpy(_blobs((batch, 1, n, n, n))).to(device)
@@ -272,6 +272,9 @@ def _kernel_cases(torch, device, n, batch):
     sources = torch.randint(-1, 3, plains.shape, device=device, dtype=torch.int16)
     sources *= torch.rand(plains.shape, device=device) < 0.02
     components = ndimage.label(mask)[0]  # instances for panoptic_confusion
+    grey_morphology = {mode: transforms.RandGreyMorphology("image", radius=2, prob=1.0, mode=mode)
+                       for mode in ("reflect", "constant")}
+    grey_params = grey_morphology["reflect"].make_params(values)
     corners = mask[..., :32, :32, :32].contiguous()  # distance_bf compares every voxel with the slice's candidates
     # name, call, ideal bytes (input + output)
     voxels = mask.numel()
@@ -306,6 +309,11 @@ def _kernel_cases(torch, device, n, batch):
         ("grey_element ball r2 per sample", lambda: ndimage.grey_erosion(values, footprint=per_sample), voxels * 8),
         ("grey_element 5^3 structure per sample", lambda: ndimage.grey_dilation(
             values, footprint=per_sample, structure=per_sample.double() / 2), voxels * 8),
+        # the transform's whole-batch path: two per-sample extrema (reflect), against every op's (constant)
+        ("RandGreyMorphology r2, 7 ops, reflect (2 grey_element passes)", lambda: grey_morphology["reflect"](
+            values, params=grey_params), voxels * 8),
+        ("RandGreyMorphology r2, 7 ops, constant (4 grey_element passes)", lambda: grey_morphology["constant"](
+            values, params=grey_params), voxels * 8),
         ("label 26-connected", lambda: ndimage.label(mask, np.ones((3, 3, 3))), voxels * 5),
         ("label 6-connected", lambda: ndimage.label(mask), voxels * 5),
         ("label maze", lambda: ndimage.label(maze), voxels * 5),

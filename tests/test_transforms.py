@@ -287,20 +287,60 @@ def test_grey_morphology_matches_scipy(device, ndim, config):
 
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.uint8, torch.bool])
-def test_grey_morphology_by_sample_groups_equals_the_whole_batch_path(dtype, monkeypatch):
+@pytest.mark.parametrize("whole_batch", [False, True])
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.int8])
+def test_grey_morphology_of_integer_images_matches_scipy(dtype, whole_batch, monkeypatch):
+    """16- and 32-bit unsigned images (microscopy's uint16 TIFFs), whose differences wrap as NumPy's, and
+    signed ones, on both paths; torch has no subtraction, bit flip or index copy for the unsigned ones
+    (their signed view does it)."""
+    image = torch.randint(-100 if dtype == torch.int8 else 0, 100, (10, 1, 9, 12),
+                          generator=torch.Generator().manual_seed(4)).to(dtype)
+    transform = RandGreyMorphology("image", radius=(1, 2), prob=1.0, generator=torch.Generator().manual_seed(6))
+    out, params = transform(image), transform.last_params
+    if whole_batch:
+        monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+        out = transform(image, params=params)
+    assert out.dtype == dtype and len(set(params["op"].tolist())) >= 5
+    for b in range(image.shape[0]):
+        op = SCIPY_GREY[transform.ops[params["op"][b]]]
+        expected = op(image[b, 0].numpy(), footprint=params["footprints"][b].numpy(), mode=transform.mode)
+        np.testing.assert_array_equal(out[b, 0].numpy(), expected)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "wrap", "constant"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.uint8, torch.int8, torch.int64,
+                                   torch.uint16, torch.uint64, torch.bool])
+def test_grey_morphology_by_sample_groups_equals_the_whole_batch_path(dtype, mode, monkeypatch):
     """On the CPU each op runs on the samples that drew it (or an op built on it), gathered by index;
-    the accelerators' path (every op on the whole batch, a where per op) gives the same bits."""
+    the accelerators' path gives the same bits: two per-sample extrema of the whole batch (a dilation as
+    the reversed erosion of the reversed image: -x, or ~x, unsigned and signed ones), or with a constant
+    border every op on the whole batch, a where per op."""
     ops = GREY_OPS if dtype != torch.bool else tuple(op for op in GREY_OPS if op != "gradient")
-    image = (torch.rand(12, 2, 11, 13, generator=torch.Generator().manual_seed(1)) * 200).to(dtype)
-    transform = RandGreyMorphology("image", ops=ops, radius=(1, 3), prob=0.9,
+    image = torch.rand(12, 2, 11, 13, generator=torch.Generator().manual_seed(1)) * 200 - 100 * (dtype == torch.int8)
+    image = image > 100 if dtype == torch.bool else image.to(dtype)
+    image[0, 0, 3, 4] = math.nan if dtype.is_floating_point else image[0, 0, 3, 4]  # a NaN spreads either way
+    transform = RandGreyMorphology("image", ops=ops, radius=(1, 3), prob=0.9, mode=mode, cval=3.0,
                                    generator=torch.Generator().manual_seed(2))
     grouped = transform(image)
     params = transform.last_params
     assert len(set(params["op"][params["apply"]].tolist())) >= 4  # several ops, some built on others
     monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)  # the whole-batch path
-    assert torch.equal(transform(image, params=params), grouped)
-    assert not torch.equal(grouped, image)
+    whole = transform(image, params=params)
+
+    def same(a, b):  # equal values, NaN where NaN (a zero's sign may differ: ties go to another position)
+        return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num()) if (
+            dtype.is_floating_point) else torch.equal(a, b)
+
+    assert same(whole, grouped)
+    assert not same(grouped, image)
+    if dtype.is_floating_point:
+        assert grouped.isnan().sum() > 1
+    # elements that are not symmetric (given as params): the dilations' reflection
+    draws = torch.rand(params["footprints"].shape, generator=torch.Generator().manual_seed(3))
+    lopsided = dict(params, footprints=draws < 0.4)
+    whole = transform(image, params=lopsided)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: False)
+    assert same(whole, transform(image, params=lopsided))
 
 
 # --------------------------------------------------------------------------- DistanceMap

@@ -38,6 +38,49 @@ GREY_OPS = ("erosion", "dilation", "opening", "closing", "white_tophat", "black_
 #: The ops of GREY_OPS that each one is computed from.
 _BUILT_ON = {"opening": ("erosion",), "closing": ("dilation",), "white_tophat": ("opening",),
              "black_tophat": ("closing",), "gradient": ("dilation", "erosion")}
+#: The ops of GREY_OPS whose first extremum is a maximum (the others' is a minimum), and those that take a second.
+_MAXIMUM_FIRST = {"dilation", "closing", "black_tophat", "gradient"}
+_TWO_EXTREMA = {"opening", "closing", "white_tophat", "black_tophat", "gradient"}
+#: The signed dtype of the same width as each unsigned one that torch's arithmetic skips.
+_SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+
+
+def _bitwise(fn, *xs: torch.Tensor) -> torch.Tensor:
+    """``fn`` of tensors of one dtype, on the signed view of the unsigned dtypes that torch's arithmetic,
+    bit flips and index copies skip (uint16, uint32, uint64): the same bits, two's complement."""
+    signed = _SIGNED.get(xs[0].dtype)
+    return fn(*xs) if signed is None else fn(*(x.view(signed) for x in xs)).view(xs[0].dtype)
+
+
+def _minus(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a - b`` as NumPy's (wrapping for unsigned integers); the exclusive or of bool images, as SciPy's
+    top-hats."""
+    return a ^ b if a.dtype == torch.bool else _bitwise(torch.sub, a, b)
+
+
+def _reversal(x: torch.Tensor, samples: torch.Tensor):
+    """The op that reverses the order of the values of ``x``'s dtype in the ``samples (B,)`` (bool),
+    exactly and invertibly (it is its own inverse), one launch a call: times -1 for floats, every bit
+    flipped (an exclusive or with all ones) for integers and bool."""
+    flip = per_sample(samples, x.ndim)
+    if x.is_floating_point():
+        sign = torch.where(flip, -1, 1).to(x.dtype)
+        return lambda t: t * sign
+    if x.dtype == torch.bool:
+        return lambda t: t ^ flip
+    ones = -flip.to(_SIGNED.get(x.dtype, x.dtype))
+    return lambda t: _bitwise(lambda bits: bits ^ ones, t)
+
+
+def _per_sample_extremum(x: torch.Tensor, footprints: torch.Tensor, maximum: torch.Tensor, mode: str) -> torch.Tensor:
+    """``grey_dilation`` of the samples where ``maximum (B,)``, ``grey_erosion`` of the others, by their
+    ``footprints (B, *k)`` (odd sides, centred), in one ``grey_erosion`` of the whole batch: a dilation is
+    the order-reversed erosion of the order-reversed image by the reflected footprint (SciPy's dilation
+    reflects it). Exact for every border mode but a constant one (whose cval would need reversing too)."""
+    element = torch.where(maximum.view(-1, *(1,) * (footprints.ndim - 1)),
+                          footprints.flip(tuple(range(1, footprints.ndim))), footprints)
+    reverse = _reversal(x, maximum)
+    return reverse(ndimage.grey_erosion(reverse(x), footprint=element, mode=mode))
 
 
 def _is_one_of(choice: torch.Tensor, names: tuple[str, ...], wanted: set[str]) -> torch.Tensor:
@@ -198,9 +241,12 @@ class RandGreyMorphology(BatchTransform):
     ``white_tophat``, ``black_tophat`` and ``gradient``
     (``morphological_gradient``). Each op is computed once, with the
     per-sample footprints, no loop over samples: on an accelerator (and
-    while ``torch.compile`` traces) every op of ``ops`` on the whole batch,
-    each sample taking its own with ``torch.where`` (knowing which were
-    drawn would be a host sync); on the CPU, where reading the draw is free,
+    while ``torch.compile`` traces) two extrema of the whole batch, each
+    sample taking its own erosion or dilation in each (a dilation as the
+    erosion of the order-reversed image, reversed back), then its op's
+    result with ``torch.where`` (knowing which were drawn would be a host
+    sync); with a constant border, every op of ``ops`` on the whole batch
+    instead; on the CPU, where reading the draw is free,
     each op on the samples that drew it or an op built on it, gathered and
     written back by index (an erosion and a dilation per sample at most).
 
@@ -278,8 +324,10 @@ class RandGreyMorphology(BatchTransform):
     def apply(self, x, params):
         op, apply = params["op"], params["apply"]
         if op.device.type != "cpu" or torch.compiler.is_compiling():
-            # every op on the whole batch, each sample taking its own (reading the draw would be a host sync)
-            results = self._ops(x, params["footprints"], None)
+            # the whole batch, each sample taking its own op (reading the draw would be a host sync)
+            if check_mode(self.mode) != "constant":
+                return blend(per_sample(apply, x.ndim), self._two_extrema(x, params["footprints"], op), x)
+            results = self._ops(x, params["footprints"], None)  # every op, each on the whole batch
             out = x
             for i, name in enumerate(self.ops):
                 out = torch.where(per_sample(op, x.ndim) == i, results(name, None), out)
@@ -290,7 +338,25 @@ class RandGreyMorphology(BatchTransform):
         results = self._ops(x, params["footprints"], drawn)
         out = x.clone()
         for name, samples in drawn.items():
-            out.index_copy_(0, samples, results(name, samples))
+            _bitwise(lambda o, r: o.index_copy_(0, samples, r), out, results(name, samples))
+        return out
+
+    def _two_extrema(self, x: torch.Tensor, footprints: torch.Tensor, op: torch.Tensor) -> torch.Tensor:
+        """Each sample's op ``op (B,)`` in two per-sample extrema of the whole batch, not the four
+        erosions and dilations of every op: first the erosion or the dilation that the op starts with, then
+        the other one, of that result (opening, closing, the top-hats) or of the image (gradient)."""
+        maximum = _is_one_of(op, self.ops, _MAXIMUM_FIRST)
+        first = _per_sample_extremum(x, footprints, maximum, self.mode)
+        if not _TWO_EXTREMA & set(self.ops):
+            return first
+        gradient = per_sample(_is_one_of(op, self.ops, {"gradient"}), x.ndim)
+        second = _per_sample_extremum(torch.where(gradient, x, first), footprints, ~maximum, self.mode)
+        recipes = {"opening": lambda: second, "closing": lambda: second, "white_tophat": lambda: _minus(x, second),
+                   "black_tophat": lambda: _minus(second, x), "gradient": lambda: _minus(first, second)}
+        out = first  # erosion, dilation
+        for i, name in enumerate(self.ops):
+            if name in recipes:
+                out = torch.where(per_sample(op, x.ndim) == i, recipes[name](), out)
         return out
 
     def _ops(self, x: torch.Tensor, footprints: torch.Tensor, drawn: dict[str, torch.Tensor] | None):
@@ -313,17 +379,15 @@ class RandGreyMorphology(BatchTransform):
         def grey(fn, name, image):
             return fn(image, footprint=part(name, footprints), mode=self.mode, cval=self.cval)
 
-        # a bool image's difference is an exclusive or, as in SciPy's top-hats
-        minus = (lambda a, b: a ^ b) if x.dtype == torch.bool else (lambda a, b: a - b)
         recipes = {
             "erosion": lambda: grey(ndimage.grey_erosion, "erosion", part("erosion", x)),
             "dilation": lambda: grey(ndimage.grey_dilation, "dilation", part("dilation", x)),
             # as scipy's grey_opening and grey_closing
             "opening": lambda: grey(ndimage.grey_dilation, "opening", result("erosion", rows.get("opening"))),
             "closing": lambda: grey(ndimage.grey_erosion, "closing", result("dilation", rows.get("closing"))),
-            "white_tophat": lambda: minus(part("white_tophat", x), result("opening", rows.get("white_tophat"))),
-            "black_tophat": lambda: minus(result("closing", rows.get("black_tophat")), part("black_tophat", x)),
-            "gradient": lambda: result("dilation", rows.get("gradient")) - result("erosion", rows.get("gradient")),
+            "white_tophat": lambda: _minus(part("white_tophat", x), result("opening", rows.get("white_tophat"))),
+            "black_tophat": lambda: _minus(result("closing", rows.get("black_tophat")), part("black_tophat", x)),
+            "gradient": lambda: _minus(*(result(base, rows.get("gradient")) for base in ("dilation", "erosion"))),
         }
         cache = {}
 
