@@ -399,6 +399,23 @@ def drop_in_cases():
 CASES = drop_in_cases()
 
 
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32])
+@pytest.mark.parametrize("name", DROP_INS)
+def test_drop_ins_take_wide_unsigned_labels(name, dtype):
+    """uint16 / uint32 label tensors (16-bit TIFFs), which torch neither orders nor promotes: each drop-in
+    gives, in the input's dtype, MONAI's values for the same labels in int64 (LabelToContour takes floats)."""
+    if name == "LabelToContour":
+        pytest.skip("LabelToContour takes float images (MONAI's raises for integer ones)")
+    args = {"applied_labels": [1, 3, 70000]} if name == "LabelFilter" else (
+        {"min_size": 4, "independent_channels": False} if name == "RemoveSmallObjects" else {})
+    for seed in range(8):
+        img = random_labels(seed, onehot=bool(seed % 2))
+        out = torch.as_tensor(getattr(monai_adapters, name)(**args)(img.to(dtype)))
+        ref = torch.as_tensor(monai_result(name, args, img))
+        assert out.dtype == (dtype if ref.dtype == torch.int64 else ref.dtype)
+        torch.testing.assert_close(out.to(ref.dtype).as_subclass(torch.Tensor), ref.as_subclass(torch.Tensor))
+
+
 @pytest.mark.parametrize("name, args, img", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_drop_ins_match_monai_per_sample_and_batched(name, args, img):
     """Each drop-in gives MONAI's result, in MONAI's container, for NumPy, tensor and MetaTensor inputs,

@@ -44,6 +44,7 @@ from monai.utils import TransformBackends, convert_to_dst_type, convert_to_tenso
 
 from .. import _sync, ndimage
 from .. import transforms as _core
+from .._dtypes import SIGNED_VIEW
 from ._common import check_flag
 
 _NAMES = ["KeepLargestConnectedComponent", "RemoveSmallObjects", "FillHoles", "DistanceTransformEDT",
@@ -68,6 +69,8 @@ class _Post(Transform):
             raise NotImplementedError(f"{self.__class__} can not handle data of type {type(img)}.")
         dst = convert_to_tensor(img, track_meta=get_track_meta()) if self.converts else img
         x = convert_to_tensor(img, track_meta=False)
+        if x.dtype in SIGNED_VIEW:  # uint16 .. uint64, which torch neither orders nor sums: their values in int64
+            x = x.to(torch.int64)
         if self.batched and x.ndim < 2:
             raise ValueError(f"{type(self).__name__}(batched=True) takes a batch (B, C, *spatial), got shape "
                              f"{tuple(x.shape)}")
@@ -475,7 +478,8 @@ class LabelFilter(_Post):
         dst = convert_to_tensor(img, track_meta=get_track_meta())
         x = convert_to_tensor(img, track_meta=False)
         labels = _sync.to_device(torch.as_tensor(self.applied_labels), x.device)
-        return convert_to_dst_type(torch.where(torch.isin(x, labels), x, 0), dst)[0]
+        values = x.to(torch.int64) if x.dtype in SIGNED_VIEW else x  # torch.isin promotes none of them
+        return convert_to_dst_type(torch.where(torch.isin(values, labels), x, 0), dst)[0]
 
 
 class _Dict(MapTransform):

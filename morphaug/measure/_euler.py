@@ -10,6 +10,7 @@ import torch
 from .. import _ops
 from .._checks import check_host_int
 from .._sync import to_device
+from .._dtypes import positive
 from .._images import image_batch
 
 __all__ = ["euler_number", "euler_coefficients_3d"]
@@ -130,6 +131,6 @@ def euler_number(image, connectivity=None):
     if rank == 3 and connectivity == 2:
         raise NotImplementedError("connectivity=2 (18-neighbours) is not implemented for 3-D images, as in "
                                   "scikit-image: use 1 or 3")
-    mask = image if image.dtype == torch.bool else image > 0
+    mask = positive(image)
     sums = _SUMS(mask, mask, connectivity)
     return sums if rank == 2 else torch.div(sums, 8, rounding_mode="trunc")

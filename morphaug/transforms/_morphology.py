@@ -10,6 +10,7 @@ import torch
 from .. import footprints as _footprints
 from .. import ndimage
 from .._checks import check_int, check_mode, check_probability
+from .._dtypes import SIGNED_VIEW, on_signed_view
 from ._base import (
     BatchTransform,
     Deterministic,
@@ -41,21 +42,12 @@ _BUILT_ON = {"opening": ("erosion",), "closing": ("dilation",), "white_tophat": 
 #: The ops of GREY_OPS whose first extremum is a maximum (the others' is a minimum), and those that take a second.
 _MAXIMUM_FIRST = {"dilation", "closing", "black_tophat", "gradient"}
 _TWO_EXTREMA = {"opening", "closing", "white_tophat", "black_tophat", "gradient"}
-#: The signed dtype of the same width as each unsigned one that torch's arithmetic skips.
-_SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
-
-
-def _bitwise(fn, *xs: torch.Tensor) -> torch.Tensor:
-    """``fn`` of tensors of one dtype, on the signed view of the unsigned dtypes that torch's arithmetic,
-    bit flips and index copies skip (uint16, uint32, uint64): the same bits, two's complement."""
-    signed = _SIGNED.get(xs[0].dtype)
-    return fn(*xs) if signed is None else fn(*(x.view(signed) for x in xs)).view(xs[0].dtype)
 
 
 def _minus(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``a - b`` as NumPy's (wrapping for unsigned integers); the exclusive or of bool images, as SciPy's
     top-hats."""
-    return a ^ b if a.dtype == torch.bool else _bitwise(torch.sub, a, b)
+    return a ^ b if a.dtype == torch.bool else on_signed_view(torch.sub, a, b)
 
 
 def _reversal(x: torch.Tensor, samples: torch.Tensor):
@@ -68,8 +60,8 @@ def _reversal(x: torch.Tensor, samples: torch.Tensor):
         return lambda t: t * sign
     if x.dtype == torch.bool:
         return lambda t: t ^ flip
-    ones = -flip.to(_SIGNED.get(x.dtype, x.dtype))
-    return lambda t: _bitwise(lambda bits: bits ^ ones, t)
+    ones = -flip.to(SIGNED_VIEW.get(x.dtype, x.dtype))
+    return lambda t: on_signed_view(lambda bits: bits ^ ones, t)
 
 
 def _per_sample_extremum(x: torch.Tensor, footprints: torch.Tensor, maximum: torch.Tensor, mode: str) -> torch.Tensor:
@@ -338,7 +330,7 @@ class RandGreyMorphology(BatchTransform):
         results = self._ops(x, params["footprints"], drawn)
         out = x.clone()
         for name, samples in drawn.items():
-            _bitwise(lambda o, r: o.index_copy_(0, samples, r), out, results(name, samples))
+            on_signed_view(lambda o, r: o.index_copy_(0, samples, r), out, results(name, samples))
         return out
 
     def _two_extrema(self, x: torch.Tensor, footprints: torch.Tensor, op: torch.Tensor) -> torch.Tensor:

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from .._checks import check_int
+from .._dtypes import positive
 from ..morphology._skeleton import METHODS as SKELETON_METHODS
 from ..morphology._skeleton import skeletonize
 from ._base import (
@@ -304,8 +305,7 @@ class SkeletonTarget(Deterministic, _LabelTarget):
     def apply(self, x, params):
         fmt = self._format(x)
         index = to_index(x, fmt).to(x.dtype)
-        # torch orders no unsigned dtype wider than 8 bits, but compares it for equality
-        skeleton = skeletonize(index > 0 if index.dtype.is_signed else index != 0, method=self.method)
+        skeleton = skeletonize(positive(index), method=self.method)
         tube = skeleton
         if self.radius:
             shape = (x.shape[0], 1) + (1,) * (x.ndim - 2)
