@@ -50,6 +50,7 @@
 
 #include "../core/label.h"
 #include "../launch.h"
+#include "clones.h"
 #include "parallel.h"
 
 namespace morphaug {
@@ -99,7 +100,7 @@ constexpr uint64_t kGather = 0x0102040810204080ull;  // bit 8k to bit 56 + k
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the word scan reads the first byte lowest");
 
 // Bit i: whether bytes[i] is nonzero, for i < count <= 64.
-inline uint64_t nonzero_bits(const unsigned char* bytes, int64_t count) {
+MORPHAUG_CLONE_INLINE inline uint64_t nonzero_bits(const unsigned char* bytes, int64_t count) {
   uint64_t bits = 0;
   int64_t i = 0;
   for (; i + 8 <= count; i += 8) {
@@ -170,7 +171,7 @@ struct ValueVoxels {
   // row's runs ending at or before p, or its complement (~, negative) where
   // p is background (read by ended_before and inside_run).
   template <typename T, typename C>
-  int64_t runs(int64_t begin, int64_t end, Run<T>* out, C* counts, int64_t next) const {
+  MORPHAUG_CPU_CLONES int64_t runs(int64_t begin, int64_t end, Run<T>* out, C* counts, int64_t next) const {
     const U* const x = v;  // locals: the byte stores below may alias the members, not them
     const U off = background;
     int64_t starts_at = next, ends_at = next;
