@@ -135,6 +135,26 @@ def test_run_patterns(rank, pattern):
         check(x, structure)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_structures_without_the_row_link_across_chunks(threads):
+    """The CPU's voxel scan (structures with no step along the rows): neighbours visited nearest first,
+    those next to a joined one skipped unread, in slices of over 2^15 voxels cut into chunks when the
+    threads outnumber the slices (the skipped pairs across chunks are joined by the merge)."""
+    rng = np.random.default_rng(threads)
+    smooth = torch.nn.functional.interpolate(torch.from_numpy(rng.random((1, 1, 9, 9, 9))), size=(36, 36, 36),
+                                             mode="trilinear")
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for x in (smooth > 0.5, torch.from_numpy(rng.random((1, 1, 36, 36, 36)) < 0.45)):
+            lopsided = centrosymmetric(rng, 3)
+            lopsided[1, 1, [0, 2]] = False
+            for structure in label_structures(3)[3:6] + [lopsided]:  # no row link
+                check(x, structure)
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("shape", [(2, 1, 1), (1, 1, 1, 1), (2, 1, 7, 1), (1, 2, 1, 9), (1, 1, 5, 1, 4),
                                    (2, 1, 3, 4, 1), (1, 1, 1, 1, 1, 1), (1, 1, 2, 1, 1, 3)])
 def test_axes_of_one_voxel(shape):

@@ -281,40 +281,65 @@ inline std::vector<uint64_t> adjacent_offsets(const LabelSetup& s) {
 
 // Items are the foreground voxels, named by their slice-local raster index;
 // their parents are kept in the labels.
+// The setup with its backward offsets nearest first (fewest nonzero steps,
+// then nearest in memory): those are the likeliest to join, and a joined
+// one lets the scan skip the offsets next to it (VoxelScan::scan).
+inline LabelSetup nearest_first(const LabelSetup& s) {
+  const int rank = s.shape.rank;
+  std::vector<int64_t> order(s.count());
+  for (int64_t e = 0; e < s.count(); ++e) order[e] = e;
+  auto steps = [&](int64_t e) {
+    return std::count_if(&s.delta[e * rank], &s.delta[e * rank] + rank, [](int8_t d) { return d != 0; });
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return steps(a) != steps(b) ? steps(a) < steps(b) : s.linear[a] > s.linear[b];
+  });
+  LabelSetup sorted = s;
+  for (int64_t i = 0; i < s.count(); ++i) {
+    sorted.linear[i] = s.linear[order[i]];
+    std::copy(&s.delta[order[i] * rank], &s.delta[order[i] * rank] + rank, &sorted.delta[i * rank]);
+  }
+  return sorted;
+}
+
 template <typename T, typename Source>
 struct VoxelScan {
   const LabelSetup& s;
   const Chunks& chunks;
   Source mask;
   T* labels;
+  LabelSetup near_first;  // s's offsets, nearest first (the scan's order)
   std::vector<uint64_t> adjacent;
 
   VoxelScan(const LabelSetup& setup, const Chunks& c, const Source& m, T* out)
-      : s(setup), chunks(c), mask(m), labels(out), adjacent(adjacent_offsets(setup)) {}
+      : s(setup), chunks(c), mask(m), labels(out), near_first(nearest_first(setup)),
+        adjacent(adjacent_offsets(near_first)) {}
 
   T* parents(int64_t slice) const { return labels + slice * s.shape.numel; }
   int64_t first_item(int64_t task) const { return chunks.begin(task); }
   int64_t chunk_of(int64_t, int64_t item) const { return item / chunks.length; }
 
   // Joins each voxel of the chunk to its neighbours before it in the chunk,
-  // skipping a neighbour once one next to it has been joined.
+  // nearest first, skipping (unread) a neighbour next to one already joined:
+  // the two are joined already, or are in different chunks and joined by the
+  // merge, or hold different values.
   void scan(int64_t task) const {
     const int64_t begin = chunks.begin(task);
     const Source m = mask.at(chunks.slice(task) * s.shape.numel);
     T* P = parents(chunks.slice(task));
-    each_row(s, begin, chunks.end(task), [&](int64_t row_start, int64_t start, int64_t stop,
-                                             const RowNeighbours& near) {
+    each_row(near_first, begin, chunks.end(task), [&](int64_t row_start, int64_t start, int64_t stop,
+                                                      const RowNeighbours& near) {
       for (int64_t p = start; p < stop; ++p) {
         if (!m.inside(p)) continue;
         P[p] = static_cast<T>(p);
         uint64_t joined = 0;  // bits of the neighbours in p's set by now (the first 64)
         for (size_t e = 0; e < near.linear.size(); ++e) {
+          const int64_t k = near.index[e];
+          if (joined & adjacent[k]) continue;
           const int64_t q = p + near.linear[e];
           if (!near.on_row(e, p - row_start) || q < begin || !m.joins(p, q)) continue;
-          const int64_t k = near.index[e];
-          const bool already = (joined & adjacent[k]) != 0;
           if (k < 64) joined |= uint64_t{1} << k;
-          if (!already) label_union<true>(P, static_cast<T>(p), static_cast<T>(q), lower_plain<T>);
+          label_union<true>(P, static_cast<T>(p), static_cast<T>(q), lower_plain<T>);
         }
       }
     });
