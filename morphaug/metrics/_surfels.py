@@ -76,26 +76,29 @@ def _cropped(pred: torch.Tensor, ref: torch.Tensor):
     return pred[(..., *window)], ref[(..., *window)]
 
 
-def _distances_to(surface: torch.Tensor, sampling) -> torch.Tensor:
-    """The float64 distance of every cell to the nearest cell of ``surface`` in its slice (inf where
-    the slice has none): SciPy's EDT, as DeepMind's."""
+def _distances_to(surface: torch.Tensor, sampling) -> tuple[torch.Tensor, torch.Tensor]:
+    """The float64 distance of every cell to the nearest cell of ``surface`` in its slice (SciPy's EDT,
+    as DeepMind's), and whether the slice has one, ``(B, C)``: where it has none, the distances are
+    SciPy's to no cell and the lists take inf (:func:`_rows`)."""
     distances = torch.empty(surface.shape, dtype=torch.float64, device=surface.device)
     ndimage.distance_transform_edt(~surface, sampling=sampling, distances=distances)
-    found = surface.flatten(2).any(-1).view(*surface.shape[:2], *(1,) * (surface.ndim - 2))
-    return torch.where(found, distances, math.inf)
+    return distances, surface.flatten(2).any(-1)
 
 
-def _rows(source: torch.Tensor, counts: torch.Tensor, distance: torch.Tensor, codes: torch.Tensor,
-          table: torch.Tensor):
+def _rows(source: torch.Tensor, counts: torch.Tensor, distance: torch.Tensor, found: torch.Tensor,
+          codes: torch.Tensor, table: torch.Tensor):
     """The lists of the rows ``(R, cells)`` as ``(distance, area)`` matrices ``(R, K)``: each row's
-    ``source`` cells (``counts`` of them) with their areas (``table`` of the ``codes``), padding (nan, 0)
-    elsewhere. Packed to the longest list on the CPU."""
+    ``source`` cells (``counts`` of them) with their distances (inf in a row without a cell ``found`` to
+    measure them to) and areas (``table`` of the ``codes``), padding (nan, 0) elsewhere. Packed to the
+    longest list on the CPU (the distances then read at the listed cells only)."""
     if not _reads_are_free(source):
+        distance = torch.where(found[:, None], distance, math.inf)
         return torch.where(source, distance, math.nan), torch.where(source, table[codes.long()], 0.0)
     rows, cells = source.nonzero(as_tuple=True)
     column = torch.arange(rows.numel()) - (counts.cumsum(0) - counts)[rows]
     width = max(int(counts.max()), 1)
-    d = distance.new_full((source.shape[0], width), math.nan).index_put_((rows, column), distance[rows, cells])
+    listed = torch.where(found[rows], distance[rows, cells], math.inf)
+    d = distance.new_full((source.shape[0], width), math.nan).index_put_((rows, column), listed)
     a = table.new_zeros((source.shape[0], width)).index_put_((rows, column), table[codes[rows, cells].long()])
     return d, a
 
@@ -221,10 +224,11 @@ def surfel_distances(pred, ref, sampling=None) -> SurfelDistances:
     pred, ref = _cropped(foreground(pred, "pred"), foreground(ref, "ref"))
     codes = _codes(torch.cat([ref, pred]))  # (2B, C, *cells)
     surfaces = (codes != 0) & (codes != 2 ** 2 ** rank - 1)
-    distances = _distances_to(surfaces.roll(pred.shape[0], 0), sampling)  # to the other mask's surface
+    distances, found = _distances_to(surfaces.roll(pred.shape[0], 0), sampling)  # to the other mask's surface
     table = _sync.to_device(torch.from_numpy(_areas(sampling)), codes.device)
     shape = (2, *pred.shape[:2])
     rows = math.prod(shape)
     counts = true_counts(surfaces.view(rows, -1))
-    d, a = _sorted(*_rows(surfaces.view(rows, -1), counts, distances.view(rows, -1), codes.view(rows, -1), table))
+    d, a = _sorted(*_rows(surfaces.view(rows, -1), counts, distances.view(rows, -1), found.view(rows),
+                          codes.view(rows, -1), table))
     return SurfelDistances(d.view(*shape, -1), a.view(*shape, -1), counts.view(shape))
