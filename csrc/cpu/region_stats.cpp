@@ -152,6 +152,43 @@ void accumulate_bounds(const RegionCall& c, int64_t channels, const Chunk& k, co
   }
 }
 
+// Counts and sums of few slots (most voxels in the same one: a region, the
+// unlisted background) kept in kLanes copies, voxel j adding to copy j %
+// kLanes, so that consecutive adds to one slot do not wait for each other.
+// Sums only where any order gives the same float64 (values of at most 16 bits).
+constexpr int64_t kLanes = 4, kLaneSlots = 64;
+
+// Whether float64 sums of values of the dtype `code` are exact in any order.
+inline bool exact_sums(int code) {
+  return code == kDBool || code == kDU8 || code == kDI8 || code == kDI16 || code == kDU16;
+}
+
+// The counts (and, with `sums`, the sums) of voxels [start, stop) of a slice
+// by their columns, in lanes, added to one row's tables (counts, sums).
+template <bool Sums>
+void add_in_lanes(const RegionCall& c, int64_t label_offset, int64_t offset, const Chunk& k, int64_t* counts,
+                  double* sums) {
+  int64_t lane_counts[kLanes][kLaneSlots] = {};
+  double lane_sums[kLanes][kLaneSlots] = {};
+  double reals[kBlock];
+  int64_t columns[kBlock];
+  for (int64_t block = k.start; block < k.stop; block += kBlock) {
+    const int64_t n = std::min(kBlock, k.stop - block);
+    read_columns(c, label_offset, block, n, columns);
+    if (Sums) by_code<Reals>(c.code, c.input.const_data_ptr(), offset + block, n, reals);
+    for (int64_t j = 0; j < n; ++j) {
+      ++lane_counts[j % kLanes][columns[j]];
+      if (Sums) lane_sums[j % kLanes][columns[j]] += reals[j];
+    }
+  }
+  for (int64_t slot = 0; slot < c.slots; ++slot) {
+    for (int64_t lane = 0; lane < kLanes; ++lane) {
+      counts[slot] += lane_counts[lane][slot];
+      if (Sums) sums[slot] += lane_sums[lane][slot];
+    }
+  }
+}
+
 // Adds voxels [start, stop) of slice s to the tables of one row (pass 0: the
 // first pass; pass 1: the centred squares, `means` that row's means).
 void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const RegionTables& t, int64_t row,
@@ -177,6 +214,14 @@ void accumulate(const RegionCall& c, int64_t channels, const Chunk& k, const Reg
   int64_t columns[kBlock];
   // counts and float64 sums only (mean, sum_labels of floats): the values read as float64, no keys
   const bool sums = pass == 0 && !t.whole && !t.low && !t.high && !coordinates;
+  if (sums && slots <= kLaneSlots && (!t.sum || exact_sums(c.code))) {
+    if (t.sum) {
+      add_in_lanes<true>(c, label_offset, offset, k, t.count + base, t.sum + base);
+    } else {
+      add_in_lanes<false>(c, label_offset, offset, k, t.count + base, nullptr);
+    }
+    return;
+  }
   for (int64_t block = k.start; block < k.stop; block += kBlock) {
     const int64_t n = std::min(kBlock, k.stop - block);
     read_columns(c, label_offset, block, n, columns);
