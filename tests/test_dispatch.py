@@ -11,6 +11,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from morphaug import _ops, measure, metrics, morphology, ndimage, ot, segmentation, transforms
+from morphaug.ndimage._distance import squared_edt
 
 NATIVE, WHY_NOT = _ops.load_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=WHY_NOT or "")
@@ -86,6 +87,8 @@ CASES = [
     case("edt", "distance_transform_edt", "edt", lambda: ndimage.distance_transform_edt(M)),
     case("edt-torch-17-axes", "distance_transform_edt", "torch",  # more axes than the kernel takes
          lambda: ndimage.distance_transform_edt(torch.zeros((1, 1) + (1,) * 17))),
+    case("squared-edt", "squared_edt", "edt", lambda: squared_edt(M)),  # surfel_distances' squares
+    case("squared-edt-torch-17-axes", "squared_edt", "torch", lambda: squared_edt(torch.zeros((1, 1) + (1,) * 17) > 0)),
     case("cdt", "distance_transform_cdt", "cdt", lambda: ndimage.distance_transform_cdt(M)),
     case("bf", "distance_transform_bf", "distance_bf", lambda: ndimage.distance_transform_bf(M, "taxicab")),
     case("bf-torch-7-axes", "distance_transform_bf", "torch",
