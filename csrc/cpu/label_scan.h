@@ -279,8 +279,6 @@ inline std::vector<uint64_t> adjacent_offsets(const LabelSetup& s) {
   return adjacent;
 }
 
-// Items are the foreground voxels, named by their slice-local raster index;
-// their parents are kept in the labels.
 // The setup with its backward offsets nearest first (fewest nonzero steps,
 // then nearest in memory): those are the likeliest to join, and a joined
 // one lets the scan skip the offsets next to it (VoxelScan::scan).
@@ -302,6 +300,8 @@ inline LabelSetup nearest_first(const LabelSetup& s) {
   return sorted;
 }
 
+// Items are the foreground voxels, named by their slice-local raster index;
+// their parents are kept in the labels.
 template <typename T, typename Source>
 struct VoxelScan {
   const LabelSetup& s;
